@@ -1,0 +1,121 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+)
+
+// aggContext is what decides the last bits of an aggregate besides the items:
+// the Python and numpy that ran lm-eval, its version and bootstrap_iters.
+type aggContext struct {
+	rule   Summation
+	numpy  NumpyReduce
+	iters  int // config.bootstrap_iters
+	patch  int // lm-eval 0.4.<patch>
+	metric string
+}
+
+// aggregateWith computes lm-eval's value and stderr of one metric. items are
+// the per-doc values; pairs the per-doc tuples of the aggregations that take
+// them (f1, mcc: (gold, pred); weighted_perplexity, bits_per_byte:
+// (loglikelihood, length)).
+func aggregateWith(agg string, items []float64, pairs [][]float64, kind PyKind, ac aggContext) (val, se Number, why string, err error) {
+	n := len(items)
+	if pairs != nil {
+		n = len(pairs)
+	}
+	if n == 0 {
+		return Number{}, Number{}, "", fmt.Errorf("no per-doc values to aggregate")
+	}
+	rule := StderrFor(ac.metric, agg, ac.iters, n, ac.patch)
+	stderr := func(stat func(idx []int) float64, repKind PyKind) Number {
+		switch rule.Method {
+		case StderrMean:
+			return Num(MeanStderr(items, kind, ac.rule))
+		case StderrBootstrap:
+			return Num(BootstrapStderr(n, stat, rule.Iters, repKind, ac.rule))
+		}
+		return NA
+	}
+	why = agg
+	switch rule.Method {
+	case StderrMean:
+		why += ", mean_stderr"
+	case StderrBootstrap:
+		why += fmt.Sprintf(", bootstrap stderr (%d resamples)", rule.Iters)
+	default:
+		why += ", no stderr"
+	}
+	needItems := func() error {
+		if items == nil || pairs != nil {
+			return fmt.Errorf("aggregation %s needs one number per document", agg)
+		}
+		return nil
+	}
+	needPairs := func() error {
+		if pairs == nil {
+			return fmt.Errorf("aggregation %s needs a (gold, prediction) pair per document", agg)
+		}
+		return nil
+	}
+	switch agg {
+	case "mean":
+		if err := needItems(); err != nil {
+			return val, se, "", err
+		}
+		return Num(Mean(items, kind, ac.rule)), stderr(nil, kind), why, nil
+	case "median":
+		if err := needItems(); err != nil {
+			return val, se, "", err
+		}
+		return Num(Median(items, nil)), stderr(MedianOf(items), kind), why, nil
+	case "perplexity":
+		if err := needItems(); err != nil {
+			return val, se, "", err
+		}
+		stat := func(idx []int) float64 { return Perplexity(items, idx, kind, ac.rule) }
+		return Num(Perplexity(items, nil, kind, ac.rule)), stderr(stat, PyFloat), why, nil
+	case "nanmean":
+		if err := needItems(); err != nil {
+			return val, se, "", err
+		}
+		stat := func(idx []int) float64 { return NanMean(items, idx, ac.numpy) }
+		return Num(NanMean(items, nil, ac.numpy)), stderr(stat, NumpyFloat), why, nil
+	case "f1", "matthews_corrcoef":
+		if err := needPairs(); err != nil {
+			return val, se, "", err
+		}
+		golds := make([]int, n)
+		preds := make([]int, n)
+		for i, p := range pairs {
+			golds[i], preds[i] = int(p[0]), int(p[1])
+		}
+		if agg == "f1" {
+			stat := func(idx []int) float64 { return F1Binary(golds, preds, idx) }
+			return Num(F1Binary(golds, preds, nil)), stderr(stat, NumpyFloat), why, nil
+		}
+		stat := func(idx []int) float64 { return MatthewsCorrcoef(golds, preds, idx) }
+		return Num(MatthewsCorrcoef(golds, preds, nil)), stderr(stat, PyFloat), why, nil
+	case "weighted_perplexity", "bits_per_byte":
+		if err := needPairs(); err != nil {
+			return val, se, "", err
+		}
+		a := make([]float64, n)
+		b := make([]float64, n)
+		for i, p := range pairs {
+			a[i], b[i] = p[0], p[1]
+		}
+		// weighted_mean: sum(a) / sum(b), float log-likelihoods over int
+		// counts.
+		wm := pySum(a, PyFloat, ac.rule) / pySum(b, PyInt, ac.rule)
+		if agg == "weighted_perplexity" {
+			return Num(libmExp(-wm)), NA, why, nil
+		}
+		return Num(-wm / math.Ln2), NA, why, nil
+	case "bleu", "chrf", "ter":
+		return val, se, "", fmt.Errorf("aggregation %s is sacrebleu's corpus score, which is not re-implemented", agg)
+	case "bypass":
+		return Num(999), NA, why, nil
+	}
+	return val, se, "", fmt.Errorf("aggregation %q is not re-implemented", agg)
+}

@@ -1,0 +1,171 @@
+package analysis
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+
+	"github.com/evalcapsule/evalcapsule/harness"
+)
+
+// Level says how far back a check recomputed a number.
+type Level string
+
+const (
+	// LevelRescored: per-doc values recomputed from the raw responses through
+	// the task's filters and metric, then aggregated.
+	LevelRescored Level = "rescored"
+	// LevelReaggregated: value and stderr recomputed from the logged per-doc
+	// values (metrics whose per-doc function is not re-implemented).
+	LevelReaggregated Level = "reaggregated"
+	// LevelGroup: a group's value and stderr recomputed from its members'.
+	LevelGroup Level = "group"
+	// LevelNone: nothing could be recomputed; Reason says why.
+	LevelNone Level = "none"
+)
+
+// Status is the outcome of a check.
+type Status string
+
+const (
+	StatusExact           Status = "exact"
+	StatusDiffers         Status = "differs"
+	StatusNotRecomputable Status = "not-recomputable"
+)
+
+// Number is a reported or recomputed number: absent, lm-eval's "N/A", or a
+// float64 compared bit for bit.
+type Number struct {
+	Set   bool   // false: absent (JSON null)
+	NA    bool   // lm-eval's "N/A"
+	Text  string // a non-numeric value lm-eval wrote, kept as text
+	Value float64
+}
+
+// Num makes a Number.
+func Num(f float64) Number { return Number{Set: true, Value: f} }
+
+// NA is lm-eval's "N/A".
+var NA = Number{Set: true, NA: true}
+
+// numberOf converts a value read from a results file.
+func numberOf(v harness.Value) Number {
+	switch v.Kind {
+	case harness.Null:
+		return Number{}
+	case harness.Number:
+		return Num(v.Num)
+	case harness.String:
+		if v.Str == "N/A" {
+			return NA
+		}
+		return Number{Set: true, Text: v.Str}
+	}
+	return Number{Set: true, Text: v.String()}
+}
+
+// Equal reports bit-for-bit equality (NaN equals NaN; "N/A" equals "N/A").
+func (n Number) Equal(m Number) bool {
+	if n.Set != m.Set || n.NA != m.NA || n.Text != m.Text {
+		return false
+	}
+	if !n.Set || n.NA || n.Text != "" {
+		return true
+	}
+	if math.IsNaN(n.Value) && math.IsNaN(m.Value) {
+		return true
+	}
+	return math.Float64bits(n.Value) == math.Float64bits(m.Value)
+}
+
+// String renders the number with every digit that distinguishes it (Python's
+// repr), "N/A", or "-" when absent.
+func (n Number) String() string {
+	switch {
+	case !n.Set:
+		return "-"
+	case n.NA:
+		return "N/A"
+	case n.Text != "":
+		return n.Text
+	}
+	return harness.FormatFloat(n.Value, false)
+}
+
+// MarshalJSON writes a JSON number that round-trips the float64, "N/A", or
+// null. NaN and infinities, which JSON cannot hold, become the strings
+// "NaN", "Infinity" and "-Infinity".
+func (n Number) MarshalJSON() ([]byte, error) {
+	switch {
+	case !n.Set:
+		return []byte("null"), nil
+	case n.NA:
+		return []byte(`"N/A"`), nil
+	case n.Text != "":
+		return json.Marshal(n.Text)
+	case math.IsNaN(n.Value) || math.IsInf(n.Value, 0):
+		return json.Marshal(harness.FormatFloat(n.Value, false))
+	}
+	return strconv.AppendFloat(nil, n.Value, 'g', -1, 64), nil
+}
+
+// Check is one recomputed number: a task's or group's metric under a filter.
+type Check struct {
+	Task             string `json:"task"`
+	Metric           string `json:"metric"`
+	Filter           string `json:"filter"`
+	N                int    `json:"n"`
+	Reported         Number `json:"reported"`
+	Recomputed       Number `json:"recomputed"`
+	ReportedStderr   Number `json:"reported_stderr"`
+	RecomputedStderr Number `json:"recomputed_stderr"`
+	Level            Level  `json:"level"`
+	Status           Status `json:"status"`
+	Reason           string `json:"reason"`
+
+	// DocDiffs lists the first documents whose recomputed per-doc value or
+	// filtered response differs from the logged one.
+	DocDiffs []DocDiff `json:"-"`
+}
+
+// DocDiff is one document whose recomputation differs from the log.
+type DocDiff struct {
+	DocID      int
+	Line       int
+	Field      string // "filtered_resps" or a metric name
+	Logged     string
+	Recomputed string
+}
+
+// RunReport is the re-scoring of one lm-eval output.
+type RunReport struct {
+	Path          string  `json:"path"`
+	LMEvalVersion string  `json:"lm_eval_version"`
+	PythonVersion string  `json:"python_version"`
+	Checks        []Check `json:"checks"`
+
+	// Warnings are problems with the files that did not stop the checks.
+	Warnings []string `json:"-"`
+}
+
+// Report is the re-scoring of several outputs.
+type Report struct {
+	Runs []*RunReport `json:"runs"`
+}
+
+// Counts returns how many checks ended in each status.
+func (r *Report) Counts() (exact, differs, notRecomputable int) {
+	for _, run := range r.Runs {
+		for _, c := range run.Checks {
+			switch c.Status {
+			case StatusExact:
+				exact++
+			case StatusDiffers:
+				differs++
+			default:
+				notRecomputable++
+			}
+		}
+	}
+	return
+}

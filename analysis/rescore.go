@@ -1,0 +1,664 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/evalcapsule/evalcapsule/harness"
+)
+
+// RescoreOptions configures Rescore. The zero value works.
+type RescoreOptions struct {
+	// Workers is how many samples files are read at once; 0 means GOMAXPROCS.
+	Workers int
+	// MaxDocDiffs is how many differing documents a check keeps; 0 means 5.
+	MaxDocDiffs int
+	// Progress, when set, is called after each samples file is read.
+	Progress func(done, total int)
+}
+
+func (o RescoreOptions) workers() int {
+	if o.Workers > 0 {
+		return o.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+func (o RescoreOptions) maxDiffs() int {
+	if o.MaxDocDiffs > 0 {
+		return o.MaxDocDiffs
+	}
+	return 5
+}
+
+// Rescore recomputes every metric, stderr and group aggregate of each output
+// from its samples and member values and compares them with what lm-eval
+// reported. Samples files of all outputs are read in parallel. An error is
+// returned only for input that cannot be read (a truncated or malformed
+// file); numbers that differ are reported in the checks.
+func Rescore(ctx context.Context, outs []*harness.Output, opts RescoreOptions) (*Report, error) {
+	type job struct {
+		run  int
+		file harness.SampleFile
+	}
+	var jobs []job
+	states := make([]*runState, len(outs))
+	for i, o := range outs {
+		states[i] = newRunState(o)
+		for _, f := range o.Samples {
+			jobs = append(jobs, job{i, f})
+		}
+	}
+	// Largest files first keeps both cores busy to the end.
+	results := make([]*taskAcc, len(jobs))
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		done     int
+		next     = make(chan int)
+	)
+	for w := 0; w < opts.workers(); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				if ctx.Err() != nil {
+					continue
+				}
+				st := states[jobs[j].run]
+				acc, err := st.readTask(jobs[j].file, opts.maxDiffs())
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				results[j] = acc
+				done++
+				if opts.Progress != nil {
+					opts.Progress(done, len(jobs))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for j, jb := range jobs {
+		states[jb.run].tasks[jb.file.Task] = results[j]
+	}
+	rep := &Report{}
+	for _, st := range states {
+		rep.Runs = append(rep.Runs, st.report())
+	}
+	return rep, nil
+}
+
+// runState is what is known about one output while its samples are read.
+type runState struct {
+	out     *harness.Output
+	res     *harness.Results // nil without a results file
+	version harness.VersionRange
+	rules   versionRules
+	python  string // "3.10.12", "" when unknown
+	pyRules []Summation
+	numpy   NumpyReduce
+	scorers map[string]*taskScorer
+	tasks   map[string]*taskAcc
+	warns   []string
+}
+
+func newRunState(o *harness.Output) *runState {
+	st := &runState{out: o, res: o.Results, scorers: map[string]*taskScorer{}, tasks: map[string]*taskAcc{}}
+	hasFilter, legacy := peekSamples(o)
+	if st.res != nil {
+		st.version = harness.DetectVersion(st.res, hasFilter, legacy)
+		if maj, min, text, ok := st.res.PythonVersion(); ok {
+			st.python = text
+			st.pyRules = []Summation{SummationFor(maj, min)}
+		}
+	} else {
+		st.version = harness.VersionRange{Lo: harness.Releases[0], Hi: harness.Releases[len(harness.Releases)-1]}
+		if hasFilter {
+			st.version.Lo = harness.Version{0, 4, 7}
+		}
+	}
+	if st.res != nil {
+		if m := numpyVersionRE.FindStringSubmatch(st.res.String("pretty_env_info")); m != nil {
+			maj, _ := strconv.Atoi(m[1])
+			min, _ := strconv.Atoi(m[2])
+			st.numpy = NumpyReduceFor(maj, min)
+		}
+	}
+	if st.pyRules == nil {
+		// Unknown Python: CPython before 3.12 summed naively, later
+		// versions compensate; try both and say which matched.
+		st.pyRules = []Summation{Naive, Neumaier}
+	}
+	st.rules = rulesFor(st.version)
+	for _, f := range o.Samples {
+		var cfg harness.Value
+		if st.res != nil {
+			cfg = st.res.Configs[f.Task]
+		}
+		st.scorers[f.Task] = newTaskScorer(f.Task, cfg, st.rules)
+	}
+	return st
+}
+
+// numpyVersionRE finds numpy's version in pretty_env_info's pip list.
+var numpyVersionRE = regexp.MustCompile(`numpy==(\d+)\.(\d+)`)
+
+// peekSamples reads the first line of the first samples file: whether lines
+// carry "filter", and whether the file is the old JSON-array format.
+func peekSamples(o *harness.Output) (hasFilter, legacy bool) {
+	for _, f := range o.Samples {
+		r, err := f.Open()
+		if err != nil {
+			continue
+		}
+		s, err := r.Next()
+		legacy = r.IsArray()
+		r.Close()
+		if err == nil {
+			return s.Filter != "", legacy
+		}
+	}
+	return false, false
+}
+
+// taskAcc accumulates one task's samples.
+type taskAcc struct {
+	task    string
+	path    string
+	lines   int
+	filters []*filterAcc // in file order
+	byName  map[string]*filterAcc
+}
+
+type filterAcc struct {
+	name      string
+	lines     int
+	docIDs    map[int]int // doc_id → first line
+	dupDoc    string
+	metrics   []*metricAcc
+	byName    map[string]*metricAcc
+	checked   int // lines whose filtered_resps were re-derived
+	fdiffs    int
+	fdiffList []DocDiff
+	errs      int
+	firstErr  string
+}
+
+type metricAcc struct {
+	name        string
+	logged      []float64
+	loggedPairs [][]float64
+	loggedKind  PyKind
+	nonNumeric  string
+	recomputed  []float64
+	recPairs    [][]float64
+	recKind     PyKind
+	recCount    int
+	unsupported string
+	diffs       int
+	diffList    []DocDiff
+}
+
+func (f *filterAcc) metric(name string) *metricAcc {
+	if m, ok := f.byName[name]; ok {
+		return m
+	}
+	m := &metricAcc{name: name, loggedKind: PyInt}
+	f.byName[name] = m
+	f.metrics = append(f.metrics, m)
+	return m
+}
+
+func (t *taskAcc) filter(name string) *filterAcc {
+	if f, ok := t.byName[name]; ok {
+		return f
+	}
+	f := &filterAcc{name: name, docIDs: map[int]int{}, byName: map[string]*metricAcc{}}
+	t.byName[name] = f
+	t.filters = append(t.filters, f)
+	return f
+}
+
+// readTask streams one samples file through the task's scorer.
+func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, error) {
+	ts := st.scorers[file.Task]
+	acc := &taskAcc{task: file.Task, path: file.Path, byName: map[string]*filterAcc{}}
+	if acc.path == "" {
+		acc.path = st.out.Path() + " (embedded samples)"
+	}
+	// Lines without "filter" (before v0.4.7) belong to the k-th filter of
+	// filter_list by block position; the block size is n-samples' effective
+	// count, or the line count divided by the number of filters.
+	blockSize := 0
+	inferFilters := false
+	r, err := file.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	for {
+		s, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if acc.lines == 0 && s.Filter == "" {
+			inferFilters = true
+			blockSize = st.blockSize(file, ts)
+		}
+		filter := s.Filter
+		if inferFilters {
+			filter = "none"
+			if len(ts.filterOrder) > 0 && blockSize > 0 {
+				k := acc.lines / blockSize
+				if k >= len(ts.filterOrder) {
+					return nil, &harness.FileError{Path: acc.path, Line: s.Line, Err: fmt.Errorf("more lines than %d docs × %d filters (%s): the samples do not match the results", blockSize, len(ts.filterOrder), strings.Join(ts.filterOrder, ", "))}
+				}
+				filter = ts.filterOrder[k]
+			}
+		}
+		acc.lines++
+		fa := acc.filter(filter)
+		fa.lines++
+		if first, dup := fa.docIDs[s.DocID]; dup && fa.dupDoc == "" {
+			fa.dupDoc = fmt.Sprintf("doc_id %d appears on lines %d and %d", s.DocID, first, s.Line)
+		} else if !dup {
+			fa.docIDs[s.DocID] = s.Line
+		}
+		names := st.metricNames(s, ts, filter)
+		for _, n := range names {
+			m := fa.metric(n)
+			v, _ := s.Value(n)
+			switch {
+			case v.Kind == harness.Number:
+				m.logged = append(m.logged, v.Num)
+				if !v.IsInt {
+					m.loggedKind = PyFloat
+				}
+			case v.Kind == harness.Bool:
+				m.logged = append(m.logged, boolFloat(v.Bool))
+			case v.Kind == harness.List && len(v.List) == 2 && isNum(v.List[0]) && isNum(v.List[1]):
+				m.loggedPairs = append(m.loggedPairs, []float64{v.List[0].Num, v.List[1].Num})
+			default:
+				if m.nonNumeric == "" {
+					m.nonNumeric = fmt.Sprintf("line %d: %s", s.Line, truncate(v.String(), 80))
+				}
+			}
+		}
+		lr := ts.rescoreLine(s, filter, names)
+		if lr.err != "" {
+			fa.errs++
+			if fa.firstErr == "" {
+				fa.firstErr = fmt.Sprintf("line %d (doc_id %d): %s", s.Line, s.DocID, lr.err)
+			}
+			for _, n := range names {
+				fa.metric(n).unsupported = "re-scoring failed: " + fa.firstErr
+			}
+			continue
+		}
+		if lr.filteredOK {
+			fa.checked++
+			if lr.filteredDiff != "" {
+				fa.fdiffs++
+				if len(fa.fdiffList) < maxDiffs {
+					fa.fdiffList = append(fa.fdiffList, DocDiff{DocID: s.DocID, Line: s.Line, Field: "filtered_resps", Recomputed: lr.filteredDiff})
+				}
+			}
+		}
+		for _, n := range names {
+			m := fa.metric(n)
+			pd, ok := findPerDoc(lr.values, n)
+			if !ok {
+				if m.unsupported == "" {
+					m.unsupported = lr.unsupported
+					if m.unsupported == "" {
+						m.unsupported = fmt.Sprintf("per-doc metric %q is not re-implemented", n)
+					}
+				}
+				continue
+			}
+			m.recCount++
+			m.recKind = pd.kind
+			logged, _ := s.Value(n)
+			var same bool
+			var rec string
+			if pd.pair != nil {
+				m.recPairs = append(m.recPairs, pd.pair)
+				same = logged.Kind == harness.List && len(logged.List) == 2 && isNum(logged.List[0]) && isNum(logged.List[1]) &&
+					logged.List[0].Num == pd.pair[0] && logged.List[1].Num == pd.pair[1]
+				rec = fmt.Sprintf("[%g, %g]", pd.pair[0], pd.pair[1])
+			} else {
+				m.recomputed = append(m.recomputed, pd.value)
+				lf, ok := logged.Float()
+				same = ok && logged.Kind != harness.String && math.Float64bits(lf) == math.Float64bits(pd.value)
+				rec = harness.FormatFloat(pd.value, pd.kind == PyInt)
+			}
+			if !same {
+				m.diffs++
+				if len(m.diffList) < maxDiffs {
+					m.diffList = append(m.diffList, DocDiff{DocID: s.DocID, Line: s.Line, Field: n, Logged: logged.String(), Recomputed: rec})
+				}
+			}
+		}
+	}
+	return acc, nil
+}
+
+func findPerDoc(vs []perDoc, name string) (perDoc, bool) {
+	for _, v := range vs {
+		if v.name == name {
+			return v, true
+		}
+	}
+	return perDoc{}, false
+}
+
+func isNum(v harness.Value) bool { return v.Kind == harness.Number }
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// blockSize is the number of lines per filter in a file without "filter".
+func (st *runState) blockSize(file harness.SampleFile, ts *taskScorer) int {
+	if st.res != nil {
+		if ns, ok := st.res.NSamples[file.Task]; ok {
+			return ns.Effective
+		}
+	}
+	if len(ts.filterOrder) <= 1 {
+		return 0
+	}
+	// Count the lines first: the old files are small.
+	r, err := file.Open()
+	if err != nil {
+		return 0
+	}
+	defer r.Close()
+	n := 0
+	for {
+		if _, err := r.Next(); err != nil {
+			break
+		}
+		n++
+	}
+	return n / len(ts.filterOrder)
+}
+
+// metricNames returns the metrics a line holds: its "metrics" list (v0.4.7+),
+// else those of its fields the task config or the results name as metrics.
+func (st *runState) metricNames(s *harness.Sample, ts *taskScorer, filter string) []string {
+	if s.Metrics != nil {
+		return s.Metrics
+	}
+	var out []string
+	var reported map[string]bool
+	if st.res != nil {
+		if t, ok := st.res.Task(ts.task); ok {
+			reported = map[string]bool{}
+			for _, m := range t.Metrics {
+				reported[m.Metric] = true
+			}
+		}
+	}
+	for _, f := range s.Values {
+		_, inConfig := ts.spec(f.Name)
+		switch {
+		case inConfig, reported[f.Name]:
+			out = append(out, f.Name)
+		case reported == nil && len(ts.metrics) == 0 && (f.Value.Kind == harness.Number || f.Value.Kind == harness.Bool):
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// report turns everything read into checks, in the order of the results
+// file, followed by what only the samples hold.
+func (st *runState) report() *RunReport {
+	rr := &RunReport{Path: st.out.Path(), PythonVersion: st.python}
+	seen := map[string]bool{}
+	key := func(t, m, f string) string { return t + "\x00" + m + "\x00" + f }
+	var groupChecks []int
+	if st.res != nil {
+		for _, t := range st.res.Tasks {
+			if t.Placeholder && len(t.Metrics) == 0 {
+				continue
+			}
+			isGroup := st.res.IsGroup(t.Name)
+			for _, m := range t.Metrics {
+				seen[key(t.Name, m.Metric, m.Filter)] = true
+				if isGroup {
+					groupChecks = append(groupChecks, len(rr.Checks))
+					rr.Checks = append(rr.Checks, Check{Task: t.Name, Metric: m.Metric, Filter: m.Filter})
+					continue
+				}
+				rr.Checks = append(rr.Checks, st.taskCheck(t.Name, m))
+			}
+		}
+	}
+	var tasks []string
+	for name := range st.tasks {
+		tasks = append(tasks, name)
+	}
+	sort.Strings(tasks)
+	for _, name := range tasks {
+		acc := st.tasks[name]
+		for _, f := range acc.filters {
+			for _, m := range f.metrics {
+				if seen[key(name, m.name, f.name)] {
+					continue
+				}
+				seen[key(name, m.name, f.name)] = true
+				rr.Checks = append(rr.Checks, st.taskCheck(name, harness.MetricResult{Metric: m.name, Filter: f.name}))
+			}
+		}
+	}
+	st.groupChecks(rr, groupChecks)
+	rr.LMEvalVersion = st.version.String()
+	if st.res == nil {
+		rr.LMEvalVersion = "unknown (no results file)"
+		if st.version.Lo != harness.Releases[0] {
+			rr.LMEvalVersion = "≥" + st.version.Lo.String() + " (no results file)"
+		}
+	}
+	rr.Warnings = st.warns
+	return rr
+}
+
+// reasonNoSamples is the reason of a task check without samples.
+const reasonNoSamples = "no samples logged for this task"
+
+// taskCheck recomputes one task metric.
+func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
+	c := Check{Task: task, Metric: rm.Metric, Filter: rm.Filter, Reported: numberOf(rm.Value), ReportedStderr: numberOf(rm.Stderr)}
+	if st.res == nil {
+		c.Reported, c.ReportedStderr = Number{}, Number{}
+	}
+	none := func(reason string) Check {
+		c.Level, c.Status, c.Reason = LevelNone, StatusNotRecomputable, reason
+		return c
+	}
+	expected := -1
+	if st.res != nil {
+		if ns, ok := st.res.NSamples[task]; ok {
+			expected = ns.Effective
+			c.N = expected
+		}
+	}
+	acc, ok := st.tasks[task]
+	if !ok {
+		return none(reasonNoSamples)
+	}
+	fa, ok := acc.byName[rm.Filter]
+	if !ok {
+		return none(fmt.Sprintf("%s has no lines for filter %q", acc.path, rm.Filter))
+	}
+	c.N = fa.lines
+	m, ok := fa.byName[rm.Metric]
+	if !ok {
+		return none(fmt.Sprintf("%s logs no per-doc %q under filter %q", acc.path, rm.Metric, rm.Filter))
+	}
+	ts := st.scorers[task]
+
+	// Per-doc level: every line re-scored from its responses?
+	rescored := m.recCount == fa.lines && m.recCount > 0 && fa.errs == 0
+	var notes []string
+	perDocDiffers := false
+	if fa.errs > 0 {
+		notes = append(notes, fmt.Sprintf("%d lines could not be re-scored (first: %s)", fa.errs, fa.firstErr))
+		perDocDiffers = true
+	}
+	if fa.fdiffs > 0 {
+		perDocDiffers = true
+		d := fa.fdiffList[0]
+		notes = append(notes, fmt.Sprintf("filtered_resps differ on %d of %d lines (first: %s line %d doc_id %d: %s)", fa.fdiffs, fa.checked, acc.path, d.Line, d.DocID, d.Recomputed))
+		c.DocDiffs = append(c.DocDiffs, fa.fdiffList...)
+	}
+	if m.diffs > 0 {
+		perDocDiffers = true
+		d := m.diffList[0]
+		notes = append(notes, fmt.Sprintf("per-doc %s differs on %d of %d lines (first: %s line %d doc_id %d: logged %s, recomputed %s)", m.name, m.diffs, m.recCount, acc.path, d.Line, d.DocID, d.Logged, d.Recomputed))
+		c.DocDiffs = append(c.DocDiffs, m.diffList...)
+	}
+	var items []float64
+	var pairs [][]float64
+	var kind PyKind
+	if rescored {
+		c.Level = LevelRescored
+		items, pairs, kind = m.recomputed, m.recPairs, m.recKind
+	} else {
+		c.Level = LevelReaggregated
+		items, pairs, kind = m.logged, m.loggedPairs, m.loggedKind
+		if m.nonNumeric != "" {
+			return none(fmt.Sprintf("per-doc %s is not numeric (%s)", m.name, m.nonNumeric))
+		}
+		if m.unsupported != "" {
+			what := m.unsupported
+			if fa.checked == fa.lines && fa.fdiffs == 0 && fa.lines > 0 {
+				what += "; filtered_resps re-derived and identical on all lines"
+			}
+			notes = append(notes, "aggregated from the logged per-doc values: "+what)
+		}
+	}
+	// Completeness: the samples must be the documents the results counted.
+	if fa.dupDoc != "" {
+		return st.incomplete(c, notes, perDocDiffers, fmt.Sprintf("%s: %s under filter %q: not a samples file lm-eval wrote", acc.path, fa.dupDoc, rm.Filter))
+	}
+	if expected >= 0 && fa.lines != expected {
+		return st.incomplete(c, notes, perDocDiffers, fmt.Sprintf("%s has %d lines for filter %q but n-samples says %d documents were scored: the samples are incomplete or not from this run", acc.path, fa.lines, rm.Filter, expected))
+	}
+	if st.res != nil {
+		if ns, ok := st.res.NSamples[task]; ok {
+			for id := range fa.docIDs {
+				if id >= ns.Original {
+					return st.incomplete(c, notes, perDocDiffers, fmt.Sprintf("%s: doc_id %d is beyond the task's %d documents", acc.path, id, ns.Original))
+				}
+			}
+		}
+	}
+	agg, custom := ts.aggregation(rm.Metric)
+	if custom {
+		return st.incomplete(c, notes, perDocDiffers, fmt.Sprintf("configs[%q] aggregates %s with a task-specific function", task, rm.Metric))
+	}
+	ac := aggContext{iters: 100000, numpy: st.numpy, patch: st.version.Hi[2], metric: rm.Metric}
+	if st.res != nil {
+		ac.iters = st.res.BootstrapIters()
+	}
+	var tried []string
+	var firstVal, firstErr Number
+	for i, rule := range st.pyRules {
+		ac.rule = rule
+		val, se, why, err := aggregateWith(agg, items, pairs, kind, ac)
+		if err != nil {
+			return st.incomplete(c, notes, perDocDiffers, err.Error())
+		}
+		if i == 0 {
+			firstVal, firstErr = val, se
+		}
+		ruleNote := why
+		if kind != NumpyFloat && len(st.pyRules) > 1 {
+			ruleNote += fmt.Sprintf(", %s summation (Python version unknown)", rule)
+		} else if kind != NumpyFloat {
+			ruleNote += fmt.Sprintf(", %s summation (Python %s, %s items)", rule, st.python, kind)
+		} else {
+			ruleNote += fmt.Sprintf(", naive summation (%s items)", kind)
+		}
+		tried = append(tried, ruleNote)
+		if st.res == nil || (val.Equal(c.Reported) && se.Equal(c.ReportedStderr)) {
+			c.Recomputed, c.RecomputedStderr = val, se
+			notes = append([]string{ruleNote}, notes...)
+			if st.res == nil {
+				notes = append(notes, "no results file: nothing reported to compare the aggregate with")
+			}
+			c.Reason = strings.Join(notes, "; ")
+			c.Status = StatusExact
+			if perDocDiffers {
+				c.Status = StatusDiffers
+			} else if st.res == nil && !rescored {
+				c.Status = StatusNotRecomputable
+			}
+			return c
+		}
+		if kind == NumpyFloat {
+			break // the rule does not change numpy sums
+		}
+	}
+	c.Recomputed, c.RecomputedStderr = firstVal, firstErr
+	c.Status = StatusDiffers
+	c.Reason = strings.Join(append([]string{"differs under " + strings.Join(tried, " and under ")}, notes...), "; ")
+	return c
+}
+
+// incomplete ends a check whose aggregate cannot be recomputed, keeping the
+// per-doc findings.
+func (st *runState) incomplete(c Check, notes []string, perDocDiffers bool, why string) Check {
+	c.Recomputed, c.RecomputedStderr = Number{}, Number{}
+	c.Reason = strings.Join(append([]string{why}, notes...), "; ")
+	if perDocDiffers {
+		c.Status = StatusDiffers
+		return c
+	}
+	if c.Level == LevelRescored {
+		// The per-doc values were all checked; only the aggregate is out of
+		// reach.
+		c.Status = StatusNotRecomputable
+		return c
+	}
+	c.Level, c.Status = LevelNone, StatusNotRecomputable
+	return c
+}

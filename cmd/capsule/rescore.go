@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/harness"
+)
+
+type rescoreOptions struct {
+	json     bool
+	diffs    int
+	progress bool
+}
+
+func newRescoreCmd(io streams) *cobra.Command {
+	var opts rescoreOptions
+	cmd := &cobra.Command{
+		Use:   "rescore PATH...",
+		Short: "Recompute every number lm-eval reported from its logged samples",
+		Long: `Recompute every metric, stderr and group aggregate that lm-eval reported, and
+compare them bit for bit with the results file.
+
+PATH is an lm-eval output directory (searched recursively), a results JSON
+file, or a samples file; give several to check several runs. Results and
+samples are paired by the timestamp in their names. Any lm-eval version from
+v0.4.0 to v0.4.13 is read.
+
+Each check has a level:
+  rescored      per-doc values recomputed from the raw responses through the
+                task's filters (regex, take_first, majority_vote, ...) and
+                metric (exact_match, acc, acc_norm, ...), then aggregated
+  reaggregated  value and stderr recomputed from the logged per-doc values
+                (metrics whose per-doc function is not re-implemented)
+  group         a group's value and pooled stderr from its members' values
+  none          nothing could be recomputed; the reason says why
+and a status: exact (identical to the last bit), differs, or
+not-recomputable. Samples without a results file are still checked per
+document; their aggregates are shown as recomputed only.
+
+` + exitCodesHelp,
+		Example: `  capsule rescore results/meta-llama__Llama-3.2-1B-Instruct/
+  capsule rescore --json results/ > checks.json
+  capsule rescore out/results_2025-08-07T11-42-40.066002.json`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.progress = !opts.json && isTerminal(io.err)
+			return runRescore(cmd.Context(), opts, args, io)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print the checks as JSON (schema in DESIGN.md section 4)")
+	cmd.Flags().IntVar(&opts.diffs, "diffs", 3, "show up to this many differing documents per check")
+	return cmd
+}
+
+func runRescore(ctx context.Context, opts rescoreOptions, paths []string, io streams) error {
+	outs, err := harness.Find(paths...)
+	if err != nil {
+		return err
+	}
+	ropts := analysis.RescoreOptions{MaxDocDiffs: max(opts.diffs, 1)}
+	if opts.progress {
+		ropts.Progress = func(done, total int) {
+			fmt.Fprintf(io.err, "\rreading samples: %d/%d files", done, total)
+			if done == total {
+				fmt.Fprint(io.err, "\r\033[K")
+			}
+		}
+	}
+	rep, err := analysis.Rescore(ctx, outs, ropts)
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		if err := writeJSON(io.out, rep); err != nil {
+			return err
+		}
+	} else {
+		if err := rep.WriteText(io.out, analysis.TextOptions{DocDiffs: opts.diffs}); err != nil {
+			return err
+		}
+	}
+	for _, r := range rep.Runs {
+		for _, w := range r.Warnings {
+			fmt.Fprintf(io.err, "capsule: warning: %s: %s\n", r.Path, w)
+		}
+	}
+	if _, differs, _ := rep.Counts(); differs > 0 {
+		return errChecksFailed
+	}
+	return nil
+}
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,5 @@
+package harness
+
+import "strconv"
+
+func strconvFormatFloat(f float64, fmt byte) string { return strconv.FormatFloat(f, fmt, -1, 64) }

@@ -1,0 +1,468 @@
+package harness
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Sample is one logged line of a samples file: one document under one filter.
+//
+// Doc and Arguments are the raw JSON of those fields, kept unparsed because
+// they hold the long prompts; they point into the reader's buffer and are
+// valid only until the next call to Next (use Clone to keep a sample).
+type Sample struct {
+	Line     int // 1-based line of a JSONL file; 1-based element of a JSON array file
+	DocID    int
+	Filter   string   // "" when the file does not log it (before v0.4.7)
+	Metrics  []string // nil when the file does not log them (before v0.4.7)
+	Target   Value
+	Resps    Value // requests × repeats; leaves stringified from v0.4.3
+	Filtered Value // one entry per request after the filter pipeline
+
+	DocHash, PromptHash, TargetHash string
+
+	// Values holds every other key of the line in file order: the per-doc
+	// metric values (and any extra fields a task logs).
+	Values []Field
+
+	Doc       []byte
+	Arguments []byte
+}
+
+// Field is one key and value of a samples line.
+type Field struct {
+	Name  string
+	Value Value
+}
+
+// Value returns the logged value of a per-doc field (a metric).
+func (s *Sample) Value(name string) (Value, bool) {
+	for _, f := range s.Values {
+		if f.Name == name {
+			return f.Value, true
+		}
+	}
+	return Value{}, false
+}
+
+// Clone returns a copy that does not share the reader's buffer.
+func (s *Sample) Clone() *Sample {
+	c := *s
+	c.Doc = append([]byte(nil), s.Doc...)
+	c.Arguments = append([]byte(nil), s.Arguments...)
+	c.Values = append([]Field(nil), s.Values...)
+	c.Metrics = append([]string(nil), s.Metrics...)
+	return &c
+}
+
+// DocValue parses the logged document.
+func (s *Sample) DocValue() (Value, error) {
+	p := parser{b: s.Doc}
+	return p.value(0)
+}
+
+// ArgumentsValue parses the logged request arguments.
+func (s *Sample) ArgumentsValue() (Value, error) {
+	p := parser{b: s.Arguments}
+	return p.value(0)
+}
+
+// SampleReader streams the samples of one file, one line (or array element)
+// at a time: memory stays bounded by the longest line, not the file.
+type SampleReader struct {
+	path   string
+	f      io.Closer
+	br     *bufio.Reader
+	array  bool // a JSON array (lm-eval v0.4.0-v0.4.2) rather than JSON Lines
+	done   bool
+	line   int // physical line of a JSONL file; element index of an array
+	buf    []byte
+	sample Sample
+	p      parser // reused across lines for its scratch stacks
+	inited bool
+}
+
+// OpenSamples opens a samples file of any lm-eval version: JSON Lines (named
+// .jsonl, or .json in some 2024 builds) or one JSON array (v0.4.0-v0.4.2).
+func OpenSamples(path string) (*SampleReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return newSampleReader(path, f, f), nil
+}
+
+func newSampleReader(path string, r io.Reader, c io.Closer) *SampleReader {
+	return &SampleReader{path: path, f: c, br: bufio.NewReaderSize(r, 1<<20)}
+}
+
+// Path returns the file being read.
+func (r *SampleReader) Path() string { return r.path }
+
+// Close closes the file.
+func (r *SampleReader) Close() error {
+	if r.f == nil {
+		return nil
+	}
+	return r.f.Close()
+}
+
+func (r *SampleReader) errAt(line int, err error) error {
+	return &FileError{Path: r.path, Line: line, Err: err}
+}
+
+// Next returns the next sample, or io.EOF after the last. The sample and the
+// slices in it are reused by the next call.
+func (r *SampleReader) Next() (*Sample, error) {
+	if r.done {
+		return nil, io.EOF
+	}
+	if !r.inited {
+		r.inited = true
+		if err := r.detect(); err != nil {
+			r.done = true
+			return nil, err
+		}
+		if r.done {
+			return nil, io.EOF
+		}
+	}
+	var raw []byte
+	var err error
+	if r.array {
+		raw, err = r.nextElement()
+	} else {
+		raw, err = r.nextLine()
+	}
+	if err != nil {
+		r.done = true
+		return nil, err
+	}
+	if raw == nil {
+		r.done = true
+		return nil, io.EOF
+	}
+	s := &r.sample
+	if err := parseSample(&r.p, raw, s); err != nil {
+		r.done = true
+		var se *syntaxError
+		if errors.As(err, &se) {
+			kind := ErrSyntax
+			if se.off >= len(raw) {
+				kind = ErrTruncated
+			}
+			return nil, &FileError{Path: r.path, Line: r.line, Col: se.off + 1, Err: fmt.Errorf("%w: %s", kind, se.msg)}
+		}
+		return nil, r.errAt(r.line, err)
+	}
+	s.Line = r.line
+	return s, nil
+}
+
+// detect peeks at the first non-blank byte: '[' is the old array format.
+func (r *SampleReader) detect() error {
+	for {
+		c, err := r.br.ReadByte()
+		if err == io.EOF {
+			r.done = true
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch c {
+		case ' ', '\t', '\r':
+			continue
+		case '\n':
+			r.line++
+			continue
+		case '[':
+			r.array = true
+			return nil
+		case '{':
+			return r.br.UnreadByte()
+		default:
+			return r.errAt(r.line+1, fmt.Errorf("%w: samples must be JSON Lines of objects or one JSON array, found %q", ErrNotLMEval, c))
+		}
+	}
+}
+
+// nextLine returns the next non-blank line without its newline, or nil at
+// the end. A last line without a newline is accepted only if it is complete
+// JSON (parseSample reports a truncated one).
+func (r *SampleReader) nextLine() ([]byte, error) {
+	for {
+		r.buf = r.buf[:0]
+		var line []byte
+		for {
+			chunk, err := r.br.ReadSlice('\n')
+			if err == bufio.ErrBufferFull {
+				r.buf = append(r.buf, chunk...)
+				continue
+			}
+			if err != nil && err != io.EOF {
+				return nil, err
+			}
+			if len(r.buf) > 0 {
+				r.buf = append(r.buf, chunk...)
+				line = r.buf
+			} else {
+				line = chunk
+			}
+			if err == io.EOF && len(line) == 0 {
+				return nil, nil
+			}
+			break
+		}
+		r.line++
+		trimmed := trimSpace(line)
+		if len(trimmed) == 0 {
+			continue
+		}
+		return trimmed, nil
+	}
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	return b
+}
+
+// nextElement returns the bytes of the next element of a JSON array, or nil
+// after the closing bracket. It tracks strings and nesting byte by byte; the
+// array format only exists in old, small files.
+func (r *SampleReader) nextElement() ([]byte, error) {
+	r.buf = r.buf[:0]
+	depth := 0
+	inStr, esc := false, false
+	started := false
+	for {
+		c, err := r.br.ReadByte()
+		if err == io.EOF {
+			return nil, r.errAt(r.line+1, fmt.Errorf("%w: the JSON array of samples is not closed", ErrTruncated))
+		}
+		if err != nil {
+			return nil, err
+		}
+		if inStr {
+			r.buf = append(r.buf, c)
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			if started {
+				r.buf = append(r.buf, c)
+			}
+			continue
+		case ',':
+			if depth == 0 {
+				if !started && r.line == 0 {
+					return nil, r.errAt(r.line+1, fmt.Errorf("%w: unexpected ',' in the samples array", ErrSyntax))
+				}
+				continue
+			}
+		case ']':
+			if depth == 0 {
+				if started {
+					return nil, r.errAt(r.line+1, fmt.Errorf("%w: unbalanced ']' in the samples array", ErrSyntax))
+				}
+				return nil, nil
+			}
+			depth--
+		case '[', '{':
+			depth++
+		case '}':
+			depth--
+		case '"':
+			inStr = true
+		}
+		if !started {
+			if c != '{' {
+				return nil, r.errAt(r.line+1, fmt.Errorf("%w: expected an object in the samples array, found %q", ErrNotLMEval, c))
+			}
+			started = true
+			r.line++
+		}
+		r.buf = append(r.buf, c)
+		if depth == 0 {
+			return r.buf, nil
+		}
+	}
+}
+
+// parseSample fills s from one line. Only the small fields are decoded; the
+// document and the arguments are skipped and kept as raw bytes.
+func parseSample(p *parser, b []byte, s *Sample) error {
+	*s = Sample{Values: s.Values[:0], DocID: -1}
+	p.b, p.i = b, 0
+	p.ws()
+	if p.i >= len(b) || b[p.i] != '{' {
+		return p.fail("expected a JSON object")
+	}
+	p.i++
+	p.ws()
+	if p.i < len(b) && b[p.i] == '}' {
+		p.i++
+	} else {
+		for {
+			p.ws()
+			if p.i >= len(b) || b[p.i] != '"' {
+				return p.fail("expected a string key")
+			}
+			key, err := p.key()
+			if err != nil {
+				return err
+			}
+			if err := p.expect(':'); err != nil {
+				return err
+			}
+			p.ws()
+			switch key {
+			case "doc", "arguments":
+				start := p.i
+				if err := p.skip(); err != nil {
+					return err
+				}
+				if key == "doc" {
+					s.Doc = b[start:p.i]
+				} else {
+					s.Arguments = b[start:p.i]
+				}
+			default:
+				v, err := p.value(0)
+				if err != nil {
+					return err
+				}
+				if err := s.set(key, v); err != nil {
+					return err
+				}
+			}
+			p.ws()
+			if p.i >= len(b) {
+				return p.fail("unexpected end of line: the sample object is not closed")
+			}
+			if b[p.i] == ',' {
+				p.i++
+				continue
+			}
+			if b[p.i] == '}' {
+				p.i++
+				break
+			}
+			return p.fail("expected ',' or '}' after %q, found %q", key, b[p.i])
+		}
+	}
+	p.ws()
+	if p.i < len(b) {
+		return p.fail("unexpected data after the sample object")
+	}
+	if s.DocID < 0 {
+		return errors.New(`missing "doc_id": not an lm-eval samples line`)
+	}
+	return nil
+}
+
+// key parses an object key; keys are short and escape-free in lm-eval files.
+func (p *parser) key() (string, error) { return p.str() }
+
+func (s *Sample) set(key string, v Value) error {
+	switch key {
+	case "doc_id":
+		if v.Kind != Number || !v.IsInt || v.Num < 0 {
+			return fmt.Errorf(`"doc_id": expected a non-negative integer, found %s`, v)
+		}
+		s.DocID = int(v.Num)
+	case "target":
+		s.Target = v
+	case "resps":
+		s.Resps = v
+	case "filtered_resps":
+		s.Filtered = v
+	case "filter":
+		if v.Kind != String {
+			return fmt.Errorf(`"filter": expected a string, found %s`, v)
+		}
+		s.Filter = v.Str
+	case "metrics":
+		if v.Kind != List {
+			return fmt.Errorf(`"metrics": expected a list of metric names, found %s`, v)
+		}
+		s.Metrics = make([]string, 0, len(v.List))
+		for _, m := range v.List {
+			if m.Kind != String {
+				return fmt.Errorf(`"metrics": expected metric names, found %s`, m)
+			}
+			s.Metrics = append(s.Metrics, m.Str)
+		}
+	case "doc_hash":
+		s.DocHash = v.Str
+	case "prompt_hash":
+		s.PromptHash = v.Str
+	case "target_hash":
+		s.TargetHash = v.Str
+	default:
+		s.Values = append(s.Values, Field{Name: key, Value: v})
+	}
+	return nil
+}
+
+// IsArray reports whether the file is the JSON-array format of v0.4.0-v0.4.2
+// (known after the first call to Next).
+func (r *SampleReader) IsArray() bool { return r.array }
+
+// DocField returns one top-level field of the logged document without
+// parsing the rest of it.
+func (s *Sample) DocField(key string) (Value, bool, error) {
+	p := parser{b: s.Doc}
+	p.ws()
+	if p.i >= len(p.b) || p.b[p.i] != '{' {
+		return Value{}, false, fmt.Errorf("doc is not a JSON object")
+	}
+	p.i++
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == '}' {
+		return Value{}, false, nil
+	}
+	for {
+		p.ws()
+		if p.i >= len(p.b) || p.b[p.i] != '"' {
+			return Value{}, false, p.fail("expected a string key in doc")
+		}
+		k, err := p.str()
+		if err != nil {
+			return Value{}, false, err
+		}
+		if err := p.expect(':'); err != nil {
+			return Value{}, false, err
+		}
+		if k == key {
+			v, err := p.value(0)
+			return v, err == nil, err
+		}
+		if err := p.skip(); err != nil {
+			return Value{}, false, err
+		}
+		p.ws()
+		if p.i < len(p.b) && p.b[p.i] == ',' {
+			p.i++
+			continue
+		}
+		return Value{}, false, nil
+	}
+}
