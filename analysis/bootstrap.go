@@ -735,4 +735,3 @@ func MatthewsCorrcoef(golds, preds []int, idx []int) float64 {
 	}
 	return covYtYp / math.Sqrt(prod)
 }
-

@@ -148,6 +148,25 @@ type RunReport struct {
 	Warnings []string `json:"-"`
 }
 
+// MarshalJSON writes the run as DESIGN.md section 4 specifies; an unknown
+// Python version is null.
+func (r *RunReport) MarshalJSON() ([]byte, error) {
+	type plain struct {
+		Path          string  `json:"path"`
+		LMEvalVersion string  `json:"lm_eval_version"`
+		PythonVersion *string `json:"python_version"`
+		Checks        []Check `json:"checks"`
+	}
+	p := plain{Path: r.Path, LMEvalVersion: r.LMEvalVersion, Checks: r.Checks}
+	if p.Checks == nil {
+		p.Checks = []Check{}
+	}
+	if r.PythonVersion != "" {
+		p.PythonVersion = &r.PythonVersion
+	}
+	return json.Marshal(p)
+}
+
 // Report is the re-scoring of several outputs.
 type Report struct {
 	Runs []*RunReport `json:"runs"`

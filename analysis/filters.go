@@ -73,14 +73,6 @@ var builtinFilters = []string{
 	"format_span", "custom", "decontaminate",
 }
 
-// UnsupportedError says why a task, filter or metric cannot be recomputed.
-type UnsupportedError struct {
-	Field string // where in the results file, e.g. configs["gsm8k"].filter_list[0].filter[1]
-	What  string
-}
-
-func (e *UnsupportedError) Error() string { return e.Field + ": " + e.What }
-
 // buildPipelines reads configs[task].filter_list. A task without one gets
 // lm-eval's default: a filter named "none" that takes the first response.
 func buildPipelines(task string, cfg harness.Value, rules versionRules) (map[string]*pipeline, []string, error) {
@@ -344,32 +336,48 @@ func (f regexFilter) extract(s string) (string, error) {
 		}
 		return pyre.Strip(g[1]), nil
 	}
-	matches := f.re.FindAll(s)
-	if len(matches) == 0 {
+	m, found, err := selectMatch(f.re, s, f.groupSelect)
+	switch {
+	case err != nil:
+		return "", err
+	case !found:
 		return f.fallback, nil
-	}
-	i := f.groupSelect
-	if i < 0 {
-		i += len(matches)
-	}
-	if i < 0 || i >= len(matches) {
-		return "", fmt.Errorf("group_select %d out of range for %d matches (lm-eval raises IndexError)", f.groupSelect, len(matches))
-	}
-	m := matches[i]
-	if f.re.NumGroups() > 1 {
-		// A tuple: its first non-empty element, else the fallback (v0.4.7+;
-		// earlier versions crashed on an all-empty tuple).
-		for _, g := range m {
-			if g != "" {
-				return pyre.Strip(g), nil
-			}
-		}
+	case m == "" && f.re.NumGroups() > 1:
+		// An all-empty tuple falls back (v0.4.7+; earlier versions crashed,
+		// so no file they wrote holds one).
 		if !f.rules.emptyTupleFallback {
 			return "", fmt.Errorf("all groups of the selected match are empty (lm-eval before v0.4.7 raises IndexError)")
 		}
 		return pyre.Strip(f.fallback), nil
 	}
-	return pyre.Strip(m[0]), nil
+	return pyre.Strip(m), nil
+}
+
+// selectMatch is the selection both regex filters make: re.findall, the
+// match at group_select (Python indexing: -1 is the last), and for a tuple
+// its first non-empty group ("" when all are empty). found is false when
+// nothing matched.
+func selectMatch(re *pyre.Regexp, s string, groupSelect int) (m string, found bool, err error) {
+	matches := re.FindAll(s)
+	if len(matches) == 0 {
+		return "", false, nil
+	}
+	i := groupSelect
+	if i < 0 {
+		i += len(matches)
+	}
+	if i < 0 || i >= len(matches) {
+		return "", false, fmt.Errorf("group_select %d out of range for %d matches (lm-eval raises IndexError)", groupSelect, len(matches))
+	}
+	if re.NumGroups() > 1 {
+		for _, g := range matches[i] {
+			if g != "" {
+				return g, true, nil
+			}
+		}
+		return "", true, nil
+	}
+	return matches[i][0], true, nil
 }
 
 // mcRegexFilter is lm-eval's MultiChoiceRegexFilter: the regex, then the
@@ -439,31 +447,9 @@ func (f mcRegexFilter) apply(r responses, dc *docContext) (responses, error) {
 }
 
 func (f mcRegexFilter) find(re *pyre.Regexp, s string, convert map[string]string) (string, error) {
-	matches := re.FindAll(s)
-	if len(matches) == 0 {
-		return "", nil
-	}
-	i := f.groupSelect
-	if i < 0 {
-		i += len(matches)
-	}
-	if i < 0 || i >= len(matches) {
-		return "", fmt.Errorf("group_select %d out of range for %d matches (lm-eval raises IndexError)", f.groupSelect, len(matches))
-	}
-	m := matches[i]
-	var g string
-	if re.NumGroups() > 1 {
-		for _, x := range m {
-			if x != "" {
-				g = x
-				break
-			}
-		}
-		if g == "" {
-			return "", nil
-		}
-	} else {
-		g = m[0]
+	g, found, err := selectMatch(re, s, f.groupSelect)
+	if err != nil || !found || g == "" {
+		return "", err
 	}
 	g = pyre.Strip(g)
 	if c, ok := convert[g]; ok && g != "" {

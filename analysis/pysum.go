@@ -86,14 +86,25 @@ func pySum(xs []float64, kind PyKind, rule Summation) float64 {
 func neumaier(xs []float64) float64 {
 	var f, c float64
 	for _, x := range xs {
-		t := f + x
-		if math.Abs(f) >= math.Abs(x) {
-			c += (f - t) + x
-		} else {
-			c += (x - t) + f
-		}
-		f = t
+		f, c = neumaierAdd(f, c, x)
 	}
+	return neumaierEnd(f, c)
+}
+
+// neumaierAdd adds x to the running sum f with compensation c.
+func neumaierAdd(f, c, x float64) (float64, float64) {
+	t := f + x
+	if math.Abs(f) >= math.Abs(x) {
+		c += (f - t) + x
+	} else {
+		c += (x - t) + f
+	}
+	return t, c
+}
+
+// neumaierEnd adds the compensation, as CPython does when it leaves the
+// float path: only when it is finite and non-zero.
+func neumaierEnd(f, c float64) float64 {
 	if c != 0 && !math.IsInf(c, 0) && !math.IsNaN(c) {
 		f += c
 	}
@@ -131,32 +142,23 @@ func pySumKinds(xs []float64, kinds []PyKind, rule Summation) float64 {
 			switch k {
 			case PyFloat:
 				if rule == Neumaier {
-					t := f + x
-					if math.Abs(f) >= math.Abs(x) {
-						c += (f - t) + x
-					} else {
-						c += (x - t) + f
-					}
-					f = t
+					f, c = neumaierAdd(f, c, x)
 				} else {
 					f += x
 				}
 			case PyInt:
 				f += x
 			default:
-				if c != 0 && !math.IsInf(c, 0) && !math.IsNaN(c) {
-					f += c
-				}
+				f = neumaierEnd(f, c) + x
 				c = 0
-				f += x
 				state = genericPath
 			}
 		default:
 			f += x
 		}
 	}
-	if state == floatPath && c != 0 && !math.IsInf(c, 0) && !math.IsNaN(c) {
-		f += c
+	if state == floatPath {
+		return neumaierEnd(f, c)
 	}
 	return f
 }

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"strings"
@@ -56,44 +57,11 @@ func (v Value) Has(key string) bool {
 	return ok
 }
 
-// String renders the value compactly, strings quoted, for error messages.
+// String renders the value as compact JSON, for messages.
 func (v Value) String() string {
-	var b strings.Builder
-	v.write(&b)
+	var b bytes.Buffer
+	appendJSON(&b, v)
 	return b.String()
-}
-
-func (v Value) write(b *strings.Builder) {
-	switch v.Kind {
-	case Null:
-		b.WriteString("null")
-	case Bool:
-		b.WriteString(strconv.FormatBool(v.Bool))
-	case Number:
-		b.WriteString(FormatFloat(v.Num, v.IsInt))
-	case String:
-		b.WriteString(strconv.Quote(v.Str))
-	case List:
-		b.WriteByte('[')
-		for i, e := range v.List {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			e.write(b)
-		}
-		b.WriteByte(']')
-	case Object:
-		b.WriteByte('{')
-		for i, k := range v.Keys {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(strconv.Quote(k))
-			b.WriteString(": ")
-			v.Vals[i].write(b)
-		}
-		b.WriteByte('}')
-	}
 }
 
 // Text returns a string value, or the text of a number or bool, the way

@@ -1,0 +1,113 @@
+package analysis
+
+import (
+	"encoding/json"
+	"math/rand"
+	"strings"
+	"testing"
+)
+
+// TestGroupFormulasAgainstCPython checks the group aggregations against the
+// formulas as lm-eval writes them in Python (api/metrics.py:
+// aggregate_subtask_metrics, pooled_sample_stderr; evaluator.py of v0.4.0:
+// the sequential combined variance), run by Debian's Python on random
+// members. Python 3.11 sums plainly; np.sqrt is math.sqrt for a float.
+func TestGroupFormulasAgainstCPython(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	type group struct {
+		Values  []float64 `json:"values"`
+		Stderrs []float64 `json:"stderrs"`
+		Sizes   []int     `json:"sizes"`
+	}
+	var groups []group
+	for g := 0; g < 300; g++ {
+		k := 1 + rng.Intn(60)
+		var gr group
+		for i := 0; i < k; i++ {
+			n := 2 + rng.Intn(1500)
+			p := float64(rng.Intn(n+1)) / float64(n)
+			gr.Values = append(gr.Values, p)
+			gr.Stderrs = append(gr.Stderrs, MeanStderr(bernoulli(rng, n, p), PyFloat, Naive))
+			gr.Sizes = append(gr.Sizes, n)
+		}
+		groups = append(groups, gr)
+	}
+	in, _ := json.Marshal(groups)
+	out := runPython(t, `
+import json, math, sys
+def aggregate_subtask_metrics(metrics, sizes, weight_by_size=True):
+    if not weight_by_size:
+        sizes = [1] * len(sizes)
+    return sum([metric * size for metric, size in zip(metrics, sizes)]) / sum(sizes)
+def pooled_sample_stderr(stderrs, sizes):
+    pooled_sample_var = (sum([(size - 1) * stderr**2 * size for size, stderr in zip(sizes, stderrs)])) / (sum(sizes) - len(sizes))
+    return math.sqrt(pooled_sample_var / sum(sizes))
+def combined(values, stderrs, sizes):
+    mean, var, total = values[0], stderrs[0] ** 2, sizes[0]
+    for m, se, n in zip(values[1:], stderrs[1:], sizes[1:]):
+        mean = (mean * total + m * n) / (total + n)
+        var = ((total - 1) * var + (n - 1) * se ** 2) / (total + n - 1) + total * n / ((total + n) * (total + n - 1)) * (mean - m) ** 2
+        total += n
+    return mean, math.sqrt(var)
+for g in json.load(sys.stdin):
+    v, s, n = g["values"], g["stderrs"], g["sizes"]
+    cm, cs = combined(v, s, n)
+    print(" ".join(x.hex() for x in [aggregate_subtask_metrics(v, n), aggregate_subtask_metrics(v, n, False),
+        pooled_sample_stderr(s, n) if sum(n) > len(n) else 0.0, cm, cs]))
+`, string(in))
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(groups) {
+		t.Fatalf("%d lines from Python for %d groups", len(lines), len(groups))
+	}
+	for i, g := range groups {
+		f := strings.Fields(lines[i])
+		cm, cs := CombinedStderr(g.Values, g.Stderrs, g.Sizes)
+		got := []float64{
+			SubtaskMean(g.Values, g.Sizes, true, Naive),
+			SubtaskMean(g.Values, g.Sizes, false, Naive),
+			PooledStderr(g.Stderrs, g.Sizes, nil, Naive),
+			cm, cs,
+		}
+		for j, name := range []string{"weighted mean", "unweighted mean", "pooled stderr", "combined mean", "combined stderr"} {
+			if want := parseHex(t, f[j]); !same(got[j], want) {
+				t.Errorf("group %d (%d members): %s = %x, Python %x", i, len(g.Values), name, got[j], want)
+			}
+		}
+	}
+}
+
+func bernoulli(rng *rand.Rand, n int, p float64) []float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		if float64(i) < p*float64(n) {
+			xs[i] = 1
+		}
+	}
+	rng.Shuffle(n, func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
+	return xs
+}
+
+// TestPySumKinds checks the transitions of CPython's sum() between its int,
+// float and generic paths on hand-worked cases where they matter.
+func TestPySumKinds(t *testing.T) {
+	big, one := 1e16, 1.0
+	xs := []float64{big, one, one, -big}
+	// Compensated: 2; plain: 0 (1e16 + 1 rounds back to 1e16 twice).
+	if got := pySumKinds(xs, []PyKind{PyFloat, PyFloat, PyFloat, PyFloat}, Neumaier); got != 2 {
+		t.Errorf("all floats, 3.12: %v, want 2", got)
+	}
+	if got := pySumKinds(xs, []PyKind{PyFloat, PyFloat, PyFloat, PyFloat}, Naive); got != 0 {
+		t.Errorf("all floats, 3.11: %v, want 0", got)
+	}
+	// A numpy scalar drops sum() to the generic path for the rest: the
+	// compensation gathered so far is added once, then plain addition.
+	if got := pySumKinds(xs, []PyKind{PyFloat, NumpyFloat, PyFloat, PyFloat}, Neumaier); got != 0 {
+		t.Errorf("numpy second: %v, want 0", got)
+	}
+	if got := pySumKinds(xs, []PyKind{PyFloat, PyFloat, PyFloat, NumpyFloat}, Neumaier); got != 2 {
+		t.Errorf("numpy last: %v, want 2", got)
+	}
+	if got := pySum(xs, NumpyFloat, Neumaier); got != 0 {
+		t.Errorf("numpy items: %v, want 0", got)
+	}
+}

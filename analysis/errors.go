@@ -1,0 +1,11 @@
+package analysis
+
+// UnsupportedError says why a task's filters or metric cannot be recomputed
+// from its configuration: the field of the results file and what is wrong
+// with it or missing from the re-implementation.
+type UnsupportedError struct {
+	Field string // e.g. configs["gsm8k"].filter_list[0].filter[1]
+	What  string
+}
+
+func (e *UnsupportedError) Error() string { return e.Field + ": " + e.What }
