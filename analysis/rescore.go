@@ -45,6 +45,19 @@ func (o RescoreOptions) maxDiffs() int {
 // returned only for input that cannot be read (a truncated or malformed
 // file); numbers that differ are reported in the checks.
 func Rescore(ctx context.Context, outs []*harness.Output, opts RescoreOptions) (*Report, error) {
+	states, err := rescoreStates(ctx, outs, opts)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{}
+	for _, st := range states {
+		rep.Runs = append(rep.Runs, st.report())
+	}
+	return rep, nil
+}
+
+// rescoreStates reads every samples file of the outputs, in parallel.
+func rescoreStates(ctx context.Context, outs []*harness.Output, opts RescoreOptions) ([]*runState, error) {
 	type job struct {
 		run  int
 		file harness.SampleFile
@@ -103,11 +116,7 @@ func Rescore(ctx context.Context, outs []*harness.Output, opts RescoreOptions) (
 	for j, jb := range jobs {
 		states[jb.run].tasks[jb.file.Task] = results[j]
 	}
-	rep := &Report{}
-	for _, st := range states {
-		rep.Runs = append(rep.Runs, st.report())
-	}
-	return rep, nil
+	return states, nil
 }
 
 // runState is what is known about one output while its samples are read.
@@ -187,6 +196,7 @@ func peekSamples(o *harness.Output) (hasFilter, legacy bool) {
 type taskAcc struct {
 	task    string
 	path    string
+	file    harness.SampleFile
 	lines   int
 	filters []*filterAcc // in file order
 	byName  map[string]*filterAcc
@@ -195,6 +205,7 @@ type taskAcc struct {
 type filterAcc struct {
 	name      string
 	lines     int
+	docs      []DocRef // one per line, in file order
 	docIDs    map[int]int // doc_id → first line
 	dupDoc    string
 	metrics   []*metricAcc
@@ -244,7 +255,7 @@ func (t *taskAcc) filter(name string) *filterAcc {
 // readTask streams one samples file through the task's scorer.
 func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, error) {
 	ts := st.scorers[file.Task]
-	acc := &taskAcc{task: file.Task, path: file.Path, byName: map[string]*filterAcc{}}
+	acc := &taskAcc{task: file.Task, path: file.Path, file: file, byName: map[string]*filterAcc{}}
 	if acc.path == "" {
 		acc.path = st.out.Path() + " (embedded samples)"
 	}
@@ -284,6 +295,7 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 		acc.lines++
 		fa := acc.filter(filter)
 		fa.lines++
+		fa.docs = append(fa.docs, DocRef{DocID: s.DocID, DocHash: s.DocHash, PromptHash: s.PromptHash, Line: s.Line})
 		if first, dup := fa.docIDs[s.DocID]; dup && fa.dupDoc == "" {
 			fa.dupDoc = fmt.Sprintf("doc_id %d appears on lines %d and %d", s.DocID, first, s.Line)
 		} else if !dup {
@@ -307,6 +319,7 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 				if m.nonNumeric == "" {
 					m.nonNumeric = fmt.Sprintf("line %d: %s", s.Line, truncate(v.String(), 80))
 				}
+				m.logged = append(m.logged, math.NaN()) // keep one value per line
 			}
 		}
 		lr := ts.rescoreLine(s, filter, names)
@@ -366,6 +379,15 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 		}
 	}
 	return acc, nil
+}
+
+func sortedKeys(m map[string]*taskAcc) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func findPerDoc(vs []perDoc, name string) (perDoc, bool) {
@@ -471,12 +493,7 @@ func (st *runState) report() *RunReport {
 			}
 		}
 	}
-	var tasks []string
-	for name := range st.tasks {
-		tasks = append(tasks, name)
-	}
-	sort.Strings(tasks)
-	for _, name := range tasks {
+	for _, name := range sortedKeys(st.tasks) {
 		acc := st.tasks[name]
 		for _, f := range acc.filters {
 			for _, m := range f.metrics {

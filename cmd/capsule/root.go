@@ -117,6 +117,9 @@ or shared.
 	root.AddCommand(newRescoreCmd(io))
 	root.AddCommand(newGenerateCmd(io))
 	root.AddCommand(newDemoCmd(io))
+	root.AddCommand(newCompareCmd(io))
+	root.AddCommand(newFailuresCmd(io))
+	root.AddCommand(newAttributeCmd(io))
 	return root
 }
 

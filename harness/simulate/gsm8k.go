@@ -279,8 +279,15 @@ type gsm8kModel struct {
 // respond writes the simulated model's generation for one problem: the
 // text lm-eval would log in resps after cutting at the stop sequences.
 func (g gsm8kModel) respond(r *rng, m *mathProblem) string {
+	// The three planted behaviours are decided by the stream's first three
+	// draws: a document's outcomes then move monotonically with the rates,
+	// so a run with a higher accuracy gets right every document a run with
+	// a lower one gets right, as paired runs of one model do.
+	correct := r.chance(g.accuracy)
+	truncate := r.chance(g.truncated)
+	miss := r.chance(g.formatMiss)
 	v := m.answer
-	if !r.chance(g.accuracy) {
+	if !correct {
 		switch r.intn(4) {
 		case 0:
 			v = m.answer * 10
@@ -293,8 +300,6 @@ func (g gsm8kModel) respond(r *rng, m *mathProblem) string {
 			v = m.answer + 11
 		}
 	}
-	truncate := r.chance(g.truncated)
-	miss := r.chance(g.formatMiss)
 	annotate := r.chance(0.6) // keep the <<…>> annotations, as GSM8K-trained models do
 	commas := v >= 1000 && r.chance(0.4)
 	num := itoa(v)
@@ -328,8 +333,18 @@ func (g gsm8kModel) respond(r *rng, m *mathProblem) string {
 			b.WriteString(stripAnnotations(s))
 			b.WriteString(" ")
 		}
+		// It goes on until the default 256 tokens are spent (about four
+		// bytes each) and stops mid-sentence.
+		limit := 900 + r.intn(250)
+		for b.Len() < limit {
+			b.WriteString("Then again, " + pick(r, nouns) + " ")
+			for _, s := range m.steps {
+				b.WriteString(stripAnnotations(s))
+				b.WriteString(" ")
+			}
+		}
 		text := b.String()
-		cut := len(text) * (55 + r.intn(40)) / 100
+		cut := limit
 		for cut > 0 && text[cut-1] != ' ' {
 			cut--
 		}

@@ -41,8 +41,14 @@ var ErrExists = fmt.Errorf("simulate: output %w", fs.ErrExist)
 // full size. For the float knobs, 0 selects the default and a negative value
 // means zero, so that the zero Options stays the default run.
 type Options struct {
-	// Seed selects the run: the same Options give byte-identical files.
+	// Seed selects the simulated model's answers: the same Options give
+	// byte-identical files.
 	Seed int64
+	// DataSeed selects the dataset: the questions, choices and few-shot
+	// examples. Runs of one study share it (the default 0), so their
+	// documents pair up; the same Seed with other rates or settings then
+	// gives paired runs of one model.
+	DataSeed int64
 	// Model is the model name, written as pretrained=<Model> into
 	// model_args; it names the output sub-directory as lm-eval sanitizes
 	// it ("simulated/model-1b" → "simulated__model-1b").

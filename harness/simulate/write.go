@@ -192,11 +192,14 @@ func (w *lineWriter) writeGSM8K(c *config, l leafTask) (*taskRun, error) {
 		// all again under flexible-extract. A doc is regenerated from its
 		// own stream rather than kept from the first block.
 		for id := 0; id < l.docs; id++ {
-			r := stream(c.Seed, "gsm8k", id)
+			// The document and its prompt come from the dataset; the answer
+			// from the model, whose stream for a document does not depend on
+			// the settings, so that runs of one study pair up.
+			r := stream(c.DataSeed, "gsm8k", id)
 			p := newProblem(r)
 			doc := gsm8kDoc{question: p.question, answer: p.solution()}
-			prompt := gsm8kPrompt(c.Seed, r, doc.question, c.numFewshot)
-			resp := model.respond(r, &p)
+			prompt := gsm8kPrompt(c.DataSeed, r, doc.question, c.numFewshot)
+			resp := model.respond(stream(c.Seed, "gsm8k-model", id), &p)
 			filtered := f.apply(resp)
 			em := exactMatch(filtered, doc.answer)
 			items = append(items, em)
@@ -246,7 +249,7 @@ var continuations = [4]string{" A", " B", " C", " D"}
 func (w *lineWriter) writeMMLU(c *config, l leafTask) (*taskRun, error) {
 	s := *l.subject
 	acc := c.subjectAcc[s.name]
-	prefix := mmluPrefix(c.Seed, s, c.numFewshot)
+	prefix := mmluPrefix(c.DataSeed, s, c.numFewshot)
 	prefixEsc := appendPyEscaped(nil, prefix)
 	// Every prompt of the subject starts with the same few-shot prefix:
 	// hash it once and resume from the saved state for each question.
@@ -265,10 +268,9 @@ func (w *lineWriter) writeMMLU(c *config, l leafTask) (*taskRun, error) {
 	items := make([]float64, 0, l.docs)
 	var promptHash, docHash, promptEsc []byte
 	for id := 0; id < l.docs; id++ {
-		r := stream(c.Seed, l.name, id)
-		d := newMMLUDoc(r, s)
+		d := newMMLUDoc(stream(c.DataSeed, l.name, id), s)
 		text := d.text()
-		sc := scoreChoices(r, d.answer, acc)
+		sc := scoreChoices(stream(c.Seed, "model/"+l.name, id), d.answer, acc)
 		a := 0.0
 		if argmax(sc.ll) == d.answer {
 			a = 1

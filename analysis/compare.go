@@ -1,0 +1,273 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/diff"
+
+	"github.com/evalcapsule/evalcapsule/harness"
+)
+
+// ErrNotPaired means two runs cannot be compared document by document: they
+// share no task, or their documents differ.
+var ErrNotPaired = errors.New("runs cannot be paired")
+
+// CompareOptions configures Compare. The zero value works.
+type CompareOptions struct {
+	// Resamples of the paired bootstrap; 0 means 10,000.
+	Resamples int
+	// Level of the confidence intervals; 0 means 0.95.
+	Level float64
+	// Seed of the bootstrap.
+	Seed uint64
+	// Intersect compares the documents both runs scored when their sets
+	// differ (a --limit run against a full one) instead of refusing.
+	Intersect bool
+	// PromptDiffs is how many changed prompts to show per task; 0 means 3,
+	// negative none.
+	PromptDiffs int
+}
+
+func (o CompareOptions) resamples() int {
+	if o.Resamples > 0 {
+		return o.Resamples
+	}
+	return 10000
+}
+
+func (o CompareOptions) level() float64 {
+	if o.Level > 0 {
+		return o.Level
+	}
+	return 0.95
+}
+
+// Comparison is the paired, question-by-question comparison of one task,
+// metric and filter between run A and run B.
+type Comparison struct {
+	Task   string  `json:"task"`
+	Metric string  `json:"metric"`
+	Filter string  `json:"filter"`
+	N      int     `json:"n"`
+	A      float64 `json:"a"`
+	B      float64 `json:"b"`
+	// Delta is B − A; PairedStderr the sample std of the per-doc
+	// differences over √n; CILow/CIHigh the paired bootstrap CI of Delta.
+	Delta        float64 `json:"delta"`
+	PairedStderr float64 `json:"paired_stderr"`
+	CILow        float64 `json:"ci_low"`
+	CIHigh       float64 `json:"ci_high"`
+	// McNemarP is the exact two-sided binomial test on the discordant
+	// documents (0/1 metrics only; NaN otherwise).
+	McNemarP float64 `json:"mcnemar_p"`
+	// AOnly counts documents right in A only, BOnly in B only.
+	AOnly   int `json:"a_only"`
+	BOnly   int `json:"b_only"`
+	Both    int `json:"both"`
+	Neither int `json:"neither"`
+	// The unpaired CI, for contrast: what the same delta looks like when
+	// the pairing is ignored.
+	UnpairedCILow  float64 `json:"unpaired_ci_low"`
+	UnpairedCIHigh float64 `json:"unpaired_ci_high"`
+	// MDE is the minimum detectable effect at 80 % power for this n and
+	// correlation.
+	MDE float64 `json:"mde"`
+	// PromptsChanged counts documents whose prompt_hash differs.
+	PromptsChanged int `json:"prompts_changed"`
+
+	// PromptDiffs shows the first changed prompts.
+	PromptDiffs []PromptDiff `json:"-"`
+}
+
+// PromptDiff is a readable diff of one document's prompt between runs.
+type PromptDiff struct {
+	DocID int
+	Diff  string
+}
+
+// Comparisons is the result of Compare.
+type Comparisons struct {
+	A, B        string       `json:"-"` // the runs' names
+	Comparisons []Comparison `json:"comparisons"`
+	// Skipped names the tasks only one run has.
+	Skipped []string `json:"-"`
+}
+
+// Compare pairs the documents of two runs, task by task, and compares every
+// metric and filter they share. Documents are paired by doc_id and must have
+// the same doc_hash; runs whose documents differ are refused (or compared on
+// their common documents with Intersect).
+func Compare(a, b *Scores, opts CompareOptions) (*Comparisons, error) {
+	out := &Comparisons{A: a.Run.Name, B: b.Run.Name}
+	for _, sa := range a.Series {
+		sb, ok := b.Find(sa.Task, sa.Metric, sa.Filter)
+		if !ok {
+			out.Skipped = append(out.Skipped, fmt.Sprintf("%s %s,%s (only in %s)", sa.Task, sa.Metric, sa.Filter, a.Run.Name))
+			continue
+		}
+		c, err := compareSeries(sa, sb, opts)
+		if err != nil {
+			return nil, err
+		}
+		out.Comparisons = append(out.Comparisons, c)
+	}
+	for _, sb := range b.Series {
+		if _, ok := a.Find(sb.Task, sb.Metric, sb.Filter); !ok {
+			out.Skipped = append(out.Skipped, fmt.Sprintf("%s %s,%s (only in %s)", sb.Task, sb.Metric, sb.Filter, b.Run.Name))
+		}
+	}
+	if len(out.Comparisons) == 0 {
+		return nil, fmt.Errorf("%w: %s and %s share no task, metric and filter", ErrNotPaired, a.Run.Output.Path(), b.Run.Output.Path())
+	}
+	return out, nil
+}
+
+func compareSeries(sa, sb *Series, opts CompareOptions) (Comparison, error) {
+	c := Comparison{Task: sa.Task, Metric: sa.Metric, Filter: sa.Filter}
+	av, bv, changed, err := pairSeries(sa, sb, opts.Intersect)
+	if err != nil {
+		return c, err
+	}
+	p, err := PairedStats(av, bv, opts.resamples(), opts.level(), opts.Seed)
+	if err != nil {
+		return c, err
+	}
+	c.N, c.A, c.B, c.Delta = p.N, p.A, p.B, p.Delta
+	c.PairedStderr, c.CILow, c.CIHigh, c.McNemarP = p.PairedStderr, p.CILow, p.CIHigh, p.McNemarP
+	c.AOnly, c.BOnly, c.Both, c.Neither = p.AOnly, p.BOnly, p.Both, p.Neither
+	c.UnpairedCILow, c.UnpairedCIHigh, c.MDE = p.UnpairedCILow, p.UnpairedCIHigh, p.MDE
+	c.PromptsChanged = len(changed)
+	if n := opts.PromptDiffs; n >= 0 && len(changed) > 0 {
+		if n == 0 {
+			n = 3
+		}
+		sort.Ints(changed)
+		c.PromptDiffs = promptDiffs(sa.File, sb.File, changed[:min(n, len(changed))])
+	}
+	return c, nil
+}
+
+// pairSeries pairs two series by doc_id, refusing documents whose doc_hash
+// differs and, unless intersect, different sets of documents. It returns
+// the paired values in a's order and the doc_ids whose prompt changed.
+func pairSeries(sa, sb *Series, intersect bool) (av, bv []float64, changed []int, err error) {
+	idx := make(map[int]int, len(sb.Docs))
+	for i, d := range sb.Docs {
+		idx[d.DocID] = i
+	}
+	onlyA, seen := 0, 0
+	for i, d := range sa.Docs {
+		j, ok := idx[d.DocID]
+		if !ok {
+			onlyA++
+			continue
+		}
+		seen++
+		e := sb.Docs[j]
+		if d.DocHash != "" && e.DocHash != "" && d.DocHash != e.DocHash {
+			return nil, nil, nil, fmt.Errorf("%w: %s doc_id %d is a different document in the two runs (doc_hash %.12s… at %s line %d, %.12s… at %s line %d)",
+				ErrNotPaired, sa.Task, d.DocID, d.DocHash, sa.File.Path, d.Line, e.DocHash, sb.File.Path, e.Line)
+		}
+		if d.PromptHash != e.PromptHash {
+			changed = append(changed, d.DocID)
+		}
+		av = append(av, sa.Values[i])
+		bv = append(bv, sb.Values[j])
+	}
+	if onlyB := len(sb.Docs) - seen; (onlyA > 0 || onlyB > 0) && !intersect {
+		return nil, nil, nil, fmt.Errorf("%w: %s was scored on different documents (%d only in %s, %d only in %s; e.g. a --limit run): compare the common ones with --intersect",
+			ErrNotPaired, sa.Task, onlyA, sa.File.Path, onlyB, sb.File.Path)
+	}
+	if len(av) == 0 {
+		return nil, nil, nil, fmt.Errorf("%w: %s has no document in common", ErrNotPaired, sa.Task)
+	}
+	return av, bv, changed, nil
+}
+
+// promptDiffs reads the first request's prompt of the given documents in
+// both runs and diffs them line by line, with whitespace made visible.
+func promptDiffs(fa, fb harness.SampleFile, ids []int) []PromptDiff {
+	pa, errA := readPrompts(fa, ids)
+	pb, errB := readPrompts(fb, ids)
+	var out []PromptDiff
+	for _, id := range ids {
+		if errA != nil || errB != nil {
+			out = append(out, PromptDiff{DocID: id, Diff: fmt.Sprintf("(prompts unreadable: %v %v)", errA, errB)})
+			continue
+		}
+		d := diff.Diff("a", []byte(visible(pa[id])), "b", []byte(visible(pb[id])))
+		out = append(out, PromptDiff{DocID: id, Diff: string(d)})
+	}
+	return out
+}
+
+// visible shows what a prompt diff turns on: trailing spaces and tabs, and
+// the end of the text.
+func visible(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		t := strings.TrimRight(l, " \t")
+		if t != l {
+			lines[i] = t + strings.NewReplacer(" ", "·", "\t", "→").Replace(l[len(t):])
+		}
+	}
+	return strings.Join(lines, "⏎\n") + "␃\n"
+}
+
+// readPrompts returns arguments.gen_args_0.arg_0 (arguments[0][0] in old
+// files) of the documents asked for.
+func readPrompts(f harness.SampleFile, ids []int) (map[int]string, error) {
+	want := map[int]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	r, err := f.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	out := map[int]string{}
+	for len(out) < len(want) {
+		s, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return out, err
+		}
+		if !want[s.DocID] {
+			continue
+		}
+		if _, done := out[s.DocID]; done {
+			continue
+		}
+		args, err := s.ArgumentsValue()
+		if err != nil {
+			return out, err
+		}
+		var first harness.Value
+		switch args.Kind {
+		case harness.Object:
+			if len(args.Vals) > 0 {
+				first = args.Vals[0]
+			}
+		case harness.List:
+			if len(args.List) > 0 {
+				first = args.List[0]
+			}
+		}
+		var ctx harness.Value
+		if first.Kind == harness.Object {
+			ctx, _ = first.Get("arg_0")
+		} else if first.Kind == harness.List && len(first.List) > 0 {
+			ctx = first.List[0]
+		}
+		text, _ := ctx.Text()
+		out[s.DocID] = text
+	}
+	return out, nil
+}

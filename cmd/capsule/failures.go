@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/evalcapsule/evalcapsule/analysis"
+)
+
+type failuresOptions struct {
+	json   bool
+	task   string
+	filter string
+	metric string
+	n      int
+	seed   uint64
+}
+
+func newFailuresCmd(io streams) *cobra.Command {
+	var opts failuresOptions
+	cmd := &cobra.Command{
+		Use:   "failures RUN --task TASK",
+		Short: "Classify the misses of a generative task and sample some to read",
+		Long: `Classify every miss of a generative task under one filter, and print a seeded
+sample of them with the target, each filter's extraction, the class and the
+end of the output.
+
+Classes, tried in this order:
+  truncation  the output hit the length limit: at least 2.5 bytes per allowed
+              token (max_gen_toks, default 256) and not ending where a
+              sentence or an answer ends
+  format      the right answer in the wrong format: another filter of the
+              task (flexible-extract) scores it right
+  extraction  the reference answer is in the output, but the filter took
+              something else or found nothing ([invalid])
+  reasoning   none of the above: the answer is wrong
+
+Hand labels in RUN/labels/<task>.csv (doc_id,class) or .json
+({"<doc_id>": "<class>"}) are compared with the automatic classes.
+
+` + exitCodesHelp,
+		Example: `  capsule failures runs/baseline --task gsm8k -n 50 --seed 1
+  capsule failures runs/baseline --task gsm8k --filter flexible-extract --json`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.task == "" {
+				return &usageError{fmt.Errorf("--task is required")}
+			}
+			return runFailures(cmd.Context(), opts, args[0], io)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.json, "json", false, "print the classes and the sample as JSON")
+	f.StringVar(&opts.task, "task", "", "the task to read (required)")
+	f.StringVar(&opts.filter, "filter", "", "the filter whose misses to read (default the task's first)")
+	f.StringVar(&opts.metric, "metric", "", "the metric that decides a miss (default the task's first)")
+	f.IntVarP(&opts.n, "n", "n", 50, "how many misses to sample")
+	f.Uint64Var(&opts.seed, "seed", 1, "seed of the sample")
+	return cmd
+}
+
+func runFailures(ctx context.Context, opts failuresOptions, path string, io streams) error {
+	sc, err := loadScores(ctx, path, io)
+	if err != nil {
+		return err
+	}
+	labels, err := analysis.ReadLabels(sc.Run.Dir, opts.task)
+	if err != nil {
+		return &usageError{err}
+	}
+	rep, err := analysis.Failures(sc, opts.task, analysis.FailureOptions{Metric: opts.metric, Filter: opts.filter, N: opts.n, Seed: opts.seed, Labels: labels})
+	if err != nil {
+		return &usageError{err}
+	}
+	if opts.json {
+		return writeJSON(io.out, rep)
+	}
+	fmt.Fprintf(io.out, "%s %s (%s): %d misses of %d documents\n", rep.Task, rep.Metric, rep.Filter, rep.NMisses, rep.N)
+	for _, c := range analysis.FailureClasses {
+		share := 0.0
+		if rep.NMisses > 0 {
+			share = 100 * float64(rep.Classes[c]) / float64(rep.NMisses)
+		}
+		fmt.Fprintf(io.out, "  %-11s %5d  %5.1f %%\n", c, rep.Classes[c], share)
+	}
+	if a := rep.Agreement; a != nil && a.Labelled > 0 {
+		fmt.Fprintf(io.out, "hand labels: %d, agreeing with the classes: %d (Cohen's κ %.2f)\n", a.Labelled, a.Agree, a.Kappa)
+	}
+	fmt.Fprintf(io.out, "\n%d sampled misses (seed %d):\n", len(rep.Samples), opts.seed)
+	for _, s := range rep.Samples {
+		var ex []string
+		for f, v := range s.Extracted {
+			ex = append(ex, fmt.Sprintf("%s=%q", f, v))
+		}
+		label := ""
+		if s.Label != "" {
+			label = ", hand label " + string(s.Label)
+		}
+		fmt.Fprintf(io.out, "\ndoc_id %d: %s%s\n  target: %s\n  extracted: %s\n  output tail: %s\n", s.DocID, s.Class, label,
+			oneLine(lastLine(s.Target)), strings.Join(sortedStrings(ex), ", "), oneLine(s.OutputTail))
+	}
+	return nil
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndex(s, "\n"); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "⏎") }
+
+func sortedStrings(xs []string) []string {
+	for i := 1; i < len(xs); i++ {
+		for j := i; j > 0 && xs[j] < xs[j-1]; j-- {
+			xs[j], xs[j-1] = xs[j-1], xs[j]
+		}
+	}
+	return xs
+}

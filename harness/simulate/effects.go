@@ -1,0 +1,99 @@
+package simulate
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/evalcapsule/evalcapsule/harness"
+)
+
+// Effects is the planted model of how run settings move the simulated
+// model's behaviour. Runs of one study share Seed and DataSeed, so a setting
+// that raises a rate turns exactly some documents from wrong to right:
+// paired runs, as two runs of one real model on one dataset are. The
+// statistics are tested on whether they recover these effects.
+type Effects struct {
+	// PerShot is the GSM8K and MMLU accuracy gained per few-shot example
+	// above 5 (lost below).
+	PerShot float64
+	// ChatTemplateFormat is the change of the GSM8K format-miss rate (the
+	// share of answers without "#### N") with --apply_chat_template;
+	// ChatTemplateAccuracy the change of accuracy.
+	ChatTemplateFormat, ChatTemplateAccuracy float64
+	// Multiturn is the accuracy change with --fewshot_as_multiturn (on top of
+	// a chat template).
+	Multiturn float64
+	// Float16 is the accuracy change of dtype=float16 against bfloat16.
+	Float16 float64
+	// LongGeneration is the change of the truncation rate when
+	// gen_kwargs.max_gen_toks is above 256.
+	LongGeneration float64
+}
+
+// DefaultEffects are the planted effects of the demo study: a chat template
+// mostly fixes the answer format, 8-shot adds about a point, fp16 costs a
+// little, and a longer generation limit removes most truncations.
+func DefaultEffects() Effects {
+	return Effects{
+		PerShot:              0.0035,
+		ChatTemplateFormat:   -0.15,
+		ChatTemplateAccuracy: 0.02,
+		Multiturn:            0.01,
+		Float16:              -0.005,
+		LongGeneration:       -0.05,
+	}
+}
+
+// OptionsFor returns the Options of a simulated run of spec: the tasks and
+// limit it asks for, and the rates the effects give its settings. Settings
+// the simulation has no effect for are accepted and change nothing.
+func OptionsFor(spec harness.RunSpec, seed int64, e Effects) (Options, error) {
+	o := Options{Seed: seed, Tasks: spec.Tasks, NumFewshot: DefaultNumFewshot}
+	if spec.NumFewshot != nil {
+		o.NumFewshot = *spec.NumFewshot
+		if o.NumFewshot == 0 {
+			o.NumFewshot = -1
+		}
+	}
+	if spec.Limit != nil {
+		if *spec.Limit < 1 {
+			return o, fmt.Errorf("simulate: fractional --limit %v is not simulated", *spec.Limit)
+		}
+		o.GSM8KDocs = int(*spec.Limit)
+		o.MMLUDocsPerSubject = int(*spec.Limit)
+	}
+	shots := float64(max(o.NumFewshot, 0) - DefaultNumFewshot)
+	acc, fmtMiss, trunc, mmlu := DefaultGSM8KAccuracy, DefaultGSM8KFormatMiss, DefaultGSM8KTruncated, DefaultMMLUAccuracy
+	acc += shots * e.PerShot
+	mmlu += shots * e.PerShot
+	if spec.ApplyChatTemplate != "" {
+		fmtMiss += e.ChatTemplateFormat
+		acc += e.ChatTemplateAccuracy
+		mmlu += e.ChatTemplateAccuracy
+		if spec.FewshotAsMultiturn != nil && *spec.FewshotAsMultiturn {
+			acc += e.Multiturn
+			mmlu += e.Multiturn
+		}
+	}
+	if d, ok := harness.Get(spec.ModelArgs, "dtype"); ok && (d == "float16" || d == "half") {
+		acc += e.Float16
+		mmlu += e.Float16
+	}
+	if v, ok := harness.Get(spec.GenKwargs, "max_gen_toks"); ok {
+		if n, err := strconv.Atoi(v); err == nil && n > 256 {
+			trunc += e.LongGeneration
+		}
+	}
+	// A rate of 0 selects the default in Options; a negative one means 0.
+	clamp := func(x float64) float64 {
+		switch {
+		case x <= 0:
+			return -1
+		case x > 1:
+			return 1
+		}
+		return x
+	}
+	o.GSM8KAccuracy, o.GSM8KFormatMiss, o.GSM8KTruncated, o.MMLUAccuracy = clamp(acc), clamp(fmtMiss), clamp(trunc), clamp(mmlu)
+	return o, nil
+}
