@@ -13,6 +13,7 @@ import (
 type generateOptions struct {
 	json       bool
 	seed       int64
+	dataSeed   int64
 	gsm8kDocs  int
 	mmluDocs   int
 	tasks      []string
@@ -51,7 +52,8 @@ bytes. Files are written atomically; an existing run is never overwritten.
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.json, "json", false, "print what was written as JSON")
-	f.Int64Var(&opts.seed, "seed", 0, "seed of the simulated run")
+	f.Int64Var(&opts.seed, "seed", 0, "seed of the simulated model's answers")
+	f.Int64Var(&opts.dataSeed, "data-seed", 0, "seed of the simulated dataset (runs to be compared share it)")
 	f.IntVar(&opts.gsm8kDocs, "gsm8k-docs", 0, "GSM8K documents (default the full 1319)")
 	f.IntVar(&opts.mmluDocs, "mmlu-docs", 0, "cap on MMLU questions per subject (default the full test sizes, 14042 in all)")
 	f.StringSliceVar(&opts.tasks, "tasks", nil, "tasks to simulate: gsm8k, mmlu (default both)")
@@ -69,6 +71,7 @@ func runGenerate(ctx context.Context, opts generateOptions, dir string, io strea
 	}
 	out, err := simulate.Generate(dir, simulate.Options{
 		Seed:               opts.seed,
+		DataSeed:           opts.dataSeed,
 		Tasks:              opts.tasks,
 		GSM8KDocs:          opts.gsm8kDocs,
 		MMLUDocsPerSubject: opts.mmluDocs,

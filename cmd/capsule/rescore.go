@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -98,10 +99,19 @@ func runRescore(ctx context.Context, opts rescoreOptions, paths []string, io str
 }
 
 // writeJSON writes v as indented JSON.
+// NaN and infinities are written as null.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := analysis.MarshalJSON(v)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	_, err = w.Write(out.Bytes())
+	return err
 }
 
 // isTerminal reports whether w is a character device (a terminal).

@@ -10,6 +10,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/evalcapsule/evalcapsule/harness"
 )
 
@@ -48,6 +50,9 @@ func exitCode(err error) int {
 		errors.Is(err, harness.ErrSyntax), errors.Is(err, harness.ErrTruncated),
 		errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission),
 		errors.Is(err, fs.ErrExist):
+		return exitInput
+	case errors.Is(err, capsule.ErrStudy), errors.Is(err, capsule.ErrRunMissing),
+		errors.Is(err, analysis.ErrNotPaired), errors.Is(err, analysis.ErrLabels):
 		return exitInput
 	case errors.Is(err, context.Canceled):
 		return exitInput
@@ -120,6 +125,7 @@ or shared.
 	root.AddCommand(newCompareCmd(io))
 	root.AddCommand(newFailuresCmd(io))
 	root.AddCommand(newAttributeCmd(io))
+	root.AddCommand(newReportCmd(io))
 	return root
 }
 

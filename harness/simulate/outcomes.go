@@ -7,6 +7,17 @@ import "fmt"
 // without writing anything: the same documents, answers and filters. The
 // statistics' coverage tests draw thousands of simulated runs from it.
 func GSM8KOutcomes(o Options) (map[string][]float64, error) {
+	return gsm8kOutcomes(o, false)
+}
+
+// GSM8KStrictOutcomes is GSM8KOutcomes for strict-match alone, about ten
+// times faster (no regexp engine).
+func GSM8KStrictOutcomes(o Options) ([]float64, error) {
+	out, err := gsm8kOutcomes(o, true)
+	return out["strict-match"], err
+}
+
+func gsm8kOutcomes(o Options, strictOnly bool) (map[string][]float64, error) {
 	c, err := o.resolve()
 	if err != nil {
 		return nil, err
@@ -23,6 +34,10 @@ func GSM8KOutcomes(o Options) (map[string][]float64, error) {
 		p := newProblem(stream(c.DataSeed, "gsm8k", id))
 		answer := p.solution()
 		resp := model.respond(stream(c.Seed, "gsm8k-model", id), &p)
+		if strictOnly {
+			out["strict-match"] = append(out["strict-match"], exactMatchFast(strictFast(resp), answer))
+			continue
+		}
 		for _, f := range gsm8kFilters {
 			out[f.name] = append(out[f.name], exactMatch(f.apply(resp), answer))
 		}

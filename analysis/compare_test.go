@@ -1,0 +1,141 @@
+package analysis_test
+
+import (
+	"encoding/json"
+	"math"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/harness/simulate"
+)
+
+// independentCompare computes a comparison in Debian's Python, reading the
+// two samples files itself: pairing by doc_id, the paired stderr from its
+// definition, the McNemar p from scipy's exact binomial test, the unpaired
+// CI and the MDE from their formulas.
+const independentCompare = `
+import json, sys, math
+import numpy as np
+from scipy.stats import binomtest, norm
+fa, fb, flt, metric = sys.argv[1:5]
+def read(path):
+    out = {}
+    for line in open(path, encoding="utf-8"):
+        d = json.loads(line)
+        if d.get("filter", "none") == flt:
+            out[d["doc_id"]] = (float(d[metric]), d.get("prompt_hash"))
+    return out
+A, B = read(fa), read(fb)
+ids = [i for i in A if i in B]
+a = np.array([A[i][0] for i in ids]); b = np.array([B[i][0] for i in ids])
+n = len(ids); d = b - a
+z = norm.ppf(0.975)
+sd = lambda x: float(np.std(x, ddof=1)) if n > 1 else float("nan")
+ao = int(((a == 1) & (b == 0)).sum()); bo = int(((a == 0) & (b == 1)).sum())
+print(json.dumps({
+  "n": n, "a": float(a.mean()), "b": float(b.mean()), "delta": float(b.mean() - a.mean()),
+  "paired_stderr": sd(d) / math.sqrt(n),
+  "mcnemar_p": binomtest(min(ao, bo), ao + bo, 0.5).pvalue if ao + bo > 0 else 1.0,
+  "a_only": ao, "b_only": bo, "both": int(((a == 1) & (b == 1)).sum()), "neither": int(((a == 0) & (b == 0)).sum()),
+  "unpaired_ci_low": float(b.mean() - a.mean()) - z * math.hypot(sd(a) / math.sqrt(n), sd(b) / math.sqrt(n)),
+  "unpaired_ci_high": float(b.mean() - a.mean()) + z * math.hypot(sd(a) / math.sqrt(n), sd(b) / math.sqrt(n)),
+  "mde": (norm.ppf(0.975) + norm.ppf(0.8)) * sd(d) / math.sqrt(n),
+  "prompts_changed": sum(1 for i in ids if A[i][1] != B[i][1]),
+}).replace("NaN", "null"))
+`
+
+func checkAgainstPython(t *testing.T, pathA, pathB string) {
+	t.Helper()
+	a, b := load(t, pathA), load(t, pathB)
+	cs, err := analysis.Compare(a, b, analysis.CompareOptions{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs.Comparisons {
+		sa, _ := a.Find(c.Task, c.Metric, c.Filter)
+		sb, _ := b.Find(c.Task, c.Metric, c.Filter)
+		cmd := exec.Command("/usr/bin/python3", "-c", independentCompare, sa.File.Path, sb.File.Path, c.Filter, c.Metric)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("python (CI must install Debian's python3-numpy and python3-scipy): %v\n%s", err, out)
+		}
+		var want map[string]any
+		if err := json.Unmarshal(out, &want); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		gotJSON, _ := analysis.MarshalJSON(c)
+		var got map[string]any
+		json.Unmarshal(gotJSON, &got)
+		for k, w := range want {
+			g := got[k]
+			if w == nil || g == nil {
+				if w != g {
+					t.Errorf("%s %s: %s = %v, Python %v", c.Task, c.Filter, k, g, w)
+				}
+				continue
+			}
+			wf, gf := w.(float64), g.(float64)
+			if math.Abs(wf-gf) > 1e-12*math.Max(1, math.Abs(wf)) {
+				t.Errorf("%s %s: %s = %v, Python %v", c.Task, c.Filter, k, gf, wf)
+			}
+		}
+		// The bootstrap CI cannot be reproduced outside; it must hold Δ
+		// and, at large n, be close to the CLT interval of the paired
+		// differences.
+		if c.N > 1 && !(c.CILow <= c.Delta && c.Delta <= c.CIHigh) {
+			t.Errorf("%s %s: Δ %v outside its CI [%v, %v]", c.Task, c.Filter, c.Delta, c.CILow, c.CIHigh)
+		}
+		if c.N >= 1000 {
+			half := 1.959964 * c.PairedStderr
+			if math.Abs((c.CIHigh-c.CILow)/2-half) > 0.15*half {
+				t.Errorf("%s %s: bootstrap CI half-width %v, CLT %v", c.Task, c.Filter, (c.CIHigh-c.CILow)/2, half)
+			}
+		}
+	}
+}
+
+// TestCompareFixturePair compares the real Phi-3 (chat template) run with
+// the real gpt2 run (no chat template) on GSM8K doc 0.
+func TestCompareFixturePair(t *testing.T) {
+	dir := filepath.Join(fixturesDir(t), "phi3mini-gsm8k-thesis")
+	checkAgainstPython(t, filepath.Join(dir, "gsm8k-phi-3-mini_2025-08-11T10-11-40.673087.json"), filepath.Join(dir, "gsm8k-phi-3-mini_2025-08-11T10-35-08.100989.json"))
+}
+
+// TestComparePlantedEffect compares two simulated runs (SIMULATED: no model
+// is run) that differ by a planted chat-template effect.
+func TestComparePlantedEffect(t *testing.T) {
+	dir := t.TempDir()
+	base, _ := simulate.OptionsFor(harness.RunSpec{Tasks: []string{"gsm8k"}}, 11, simulate.DefaultEffects())
+	chat, _ := simulate.OptionsFor(harness.RunSpec{Tasks: []string{"gsm8k"}, ApplyChatTemplate: "true"}, 11, simulate.DefaultEffects())
+	oa, err := simulate.Generate(filepath.Join(dir, "a"), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob, err := simulate.Generate(filepath.Join(dir, "b"), chat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAgainstPython(t, oa.Dir, ob.Dir)
+}
+
+func TestCompareRefusesDifferentDocuments(t *testing.T) {
+	dir := t.TempDir()
+	oa, _ := simulate.Generate(filepath.Join(dir, "a"), simulate.Options{Tasks: []string{"gsm8k"}, GSM8KDocs: 30})
+	ob, _ := simulate.Generate(filepath.Join(dir, "b"), simulate.Options{Tasks: []string{"gsm8k"}, GSM8KDocs: 30, DataSeed: 9})
+	_, err := analysis.Compare(load(t, oa.Dir), load(t, ob.Dir), analysis.CompareOptions{})
+	if err == nil || !strings.Contains(err.Error(), "is a different document in the two runs") {
+		t.Fatalf("got %v", err)
+	}
+	oc, _ := simulate.Generate(filepath.Join(dir, "c"), simulate.Options{Tasks: []string{"gsm8k"}, GSM8KDocs: 20})
+	_, err = analysis.Compare(load(t, oa.Dir), load(t, oc.Dir), analysis.CompareOptions{})
+	if err == nil || !strings.Contains(err.Error(), "--intersect") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := analysis.Compare(load(t, oa.Dir), load(t, oc.Dir), analysis.CompareOptions{Intersect: true}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/capsule"
+)
+
+type reportOptions struct {
+	json   bool
+	out    string
+	seed   uint64
+	failed int
+}
+
+func newReportCmd(io streams) *cobra.Command {
+	var opts reportOptions
+	cmd := &cobra.Command{
+		Use:   "report STUDY_DIR -o report.html",
+		Short: "Write the study report: one self-contained HTML file and its Markdown twin",
+		Long: `Write the study report: the attribution table and waterfall plot of every
+claim, the sensitivity table, the baseline → final comparison, a sample of
+the final run's misses, and the provenance of every run. The HTML embeds its
+plots and needs no network; a Markdown file with the same tables is written
+beside it (report.md for -o report.html). When any run comes from the
+simulated backend, both say so at the top.
+
+` + exitCodesHelp,
+		Example: `  capsule report studies/llama-3.2-1b-instruct/ -o report.html`,
+		Args:    usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.out == "" {
+				return &usageError{fmt.Errorf("-o is required: the HTML file to write")}
+			}
+			return runReport(cmd.Context(), opts, args[0], io)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.json, "json", false, "print the paths written as JSON")
+	f.StringVarP(&opts.out, "output", "o", "", "the HTML file to write (required)")
+	f.Uint64Var(&opts.seed, "seed", 1, "seed of the bootstraps and the failure sample")
+	f.IntVar(&opts.failed, "failure-samples", 10, "misses to show per claim")
+	return cmd
+}
+
+func runReport(ctx context.Context, opts reportOptions, dir string, io streams) error {
+	study, err := capsule.LoadStudy(dir)
+	if err != nil {
+		return err
+	}
+	rep, err := capsule.BuildReport(ctx, study, capsule.ReportOptions{Attribution: analysis.AttributionOptions{Seed: opts.seed}, FailureSamples: opts.failed})
+	if err != nil {
+		return &usageError{err}
+	}
+	md, err := rep.WriteFiles(opts.out)
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		return writeJSON(io.out, map[string]any{"html": opts.out, "markdown": md, "simulated": rep.Simulated})
+	}
+	fmt.Fprintf(io.out, "wrote %s and %s\n", opts.out, md)
+	return nil
+}
