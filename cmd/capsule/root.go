@@ -126,6 +126,7 @@ or shared.
 	root.AddCommand(newFailuresCmd(io))
 	root.AddCommand(newAttributeCmd(io))
 	root.AddCommand(newReportCmd(io))
+	root.AddCommand(newScoresCmd(io))
 	return root
 }
 

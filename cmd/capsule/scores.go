@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/evalcapsule/evalcapsule/analysis"
+)
+
+type scoresOptions struct {
+	json  bool
+	level float64
+	seed  uint64
+}
+
+func newScoresCmd(io streams) *cobra.Command {
+	var opts scoresOptions
+	cmd := &cobra.Command{
+		Use:   "scores RUN",
+		Short: "Every score of a run with its uncertainty: CLT, Wilson and bootstrap intervals side by side",
+		Long: `Show every score of a run with its confidence intervals side by side: the CLT
+interval (lm-eval's stderr), the Wilson score interval (0/1 scores), and a
+percentile bootstrap (binomial resampling of the count for 0/1 scores). For
+each group (e.g. mmlu) it also shows the micro average (over all questions,
+what lm-eval reports) beside the macro average (the mean of the subjects,
+what model cards usually report), and the standard error clustered by
+subject (Miller 2024) with and without the finite-cluster correction.
+
+` + exitCodesHelp,
+		Example: `  capsule scores runs/baseline
+  capsule scores --json --level 0.9 runs/baseline`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.level <= 0 || opts.level >= 1 {
+				return &usageError{fmt.Errorf("--level must be in (0, 1)")}
+			}
+			return runScores(cmd.Context(), opts, args[0], io)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.json, "json", false, "print the intervals as JSON")
+	f.Float64Var(&opts.level, "level", 0.95, "confidence level of the intervals")
+	f.Uint64Var(&opts.seed, "seed", 1, "seed of the bootstrap")
+	return cmd
+}
+
+func runScores(ctx context.Context, opts scoresOptions, path string, io streams) error {
+	sc, err := loadScores(ctx, path, io)
+	if err != nil {
+		return err
+	}
+	u := analysis.Uncertainty(sc, opts.level, opts.seed)
+	if opts.json {
+		return writeJSON(io.out, u)
+	}
+	_, err = fmt.Fprint(io.out, u)
+	return err
+}
