@@ -52,7 +52,9 @@ func exitCode(err error) int {
 		errors.Is(err, fs.ErrExist):
 		return exitInput
 	case errors.Is(err, capsule.ErrStudy), errors.Is(err, capsule.ErrRunMissing),
-		errors.Is(err, analysis.ErrNotPaired), errors.Is(err, analysis.ErrLabels):
+		errors.Is(err, analysis.ErrNotPaired), errors.Is(err, analysis.ErrLabels),
+		errors.Is(err, harness.ErrImageTag), errors.Is(err, harness.ErrUnsupportedSetting),
+		errors.Is(err, capsule.ErrRunExists), errors.Is(err, harness.ErrRecord):
 		return exitInput
 	case errors.Is(err, context.Canceled):
 		return exitInput
@@ -127,6 +129,8 @@ or shared.
 	root.AddCommand(newAttributeCmd(io))
 	root.AddCommand(newReportCmd(io))
 	root.AddCommand(newScoresCmd(io))
+	root.AddCommand(newRunCmd(io))
+	root.AddCommand(newJobCmd(io))
 	return root
 }
 

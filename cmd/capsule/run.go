@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/evalcapsule/evalcapsule/capsule"
+	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/harness/simulate"
+)
+
+type runOptions struct {
+	json      bool
+	runner    string
+	simulate  bool
+	partition string
+	gpus      int
+	slurmTime string
+	engine    string
+	image     string
+	allowTag  bool
+	cache     string
+	parallel  int
+	only      []string
+	command   string
+	dryRun    bool
+}
+
+func newRunCmd(io streams) *cobra.Command {
+	var opts runOptions
+	cmd := &cobra.Command{
+		Use:   "run STUDY_DIR",
+		Short: "Execute the study's planned lm-eval runs; resumes where it stopped",
+		Long: `Execute the study's runs: the baseline, each step that sets something (steps
+apply cumulatively), and each variant. Every run's lm-eval command line is
+computed first for the pinned lm-eval version: a setting that version does
+not support stops everything before anything runs. Runs already done are
+skipped, so an interrupted sweep (Ctrl-C) resumes when run again; a run
+stopped half-way is marked interrupted, never done.
+
+Each run gets runs/<name>/ with run.json (settings, exact argv, harness,
+image digests, GPUs, driver and CUDA versions, Python packages, timings,
+exit status, captured on the machine that ran it) and output/ (what lm-eval
+wrote).
+
+Runners (--runner, default the study's runner.kind):
+  local      lm_eval on this machine, one run at a time
+  container  the study's harness.image (by digest) under podman, docker or
+             apptainer, with the GPUs passed through
+  slurm      one sbatch job per run (--partition, --gpus), followed with
+             squeue/scontrol and cancelled with scancel on Ctrl-C
+  simulated  the simulated backend in this process: no GPU, no lm-eval;
+             every output says simulated
+--simulate uses the simulated backend through any runner (to try a Slurm
+cluster or a container without a GPU).
+
+` + exitCodesHelp,
+		Example: `  capsule run studies/llama-3.2-1b-instruct/
+  capsule run studies/llama-3.2-1b-instruct/ --runner slurm --partition gpu --gpus 1
+  capsule run examples/demo/ --runner simulated
+  capsule run --dry-run studies/llama-3.2-1b-instruct/`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRun(cmd.Context(), opts, args[0], io)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.json, "json", false, "print the outcome of every run as JSON")
+	f.StringVar(&opts.runner, "runner", "", "local, container, slurm or simulated (default: the study's runner.kind)")
+	f.BoolVar(&opts.simulate, "simulate", false, "use the simulated backend (no GPU, no lm-eval) through the chosen runner")
+	f.StringVar(&opts.partition, "partition", "", "Slurm partition")
+	f.IntVar(&opts.gpus, "gpus", 1, "GPUs per run (Slurm --gres=gpu:N; containers get all GPUs when > 0)")
+	f.StringVar(&opts.slurmTime, "time", "", "Slurm time limit per run")
+	f.StringVar(&opts.engine, "engine", "podman", "container engine: podman, docker or apptainer")
+	f.StringVar(&opts.image, "image", "", "container image, name@sha256:<digest> (default: the study's harness.image)")
+	f.BoolVar(&opts.allowTag, "allow-tag", false, "accept an image given by tag (its digest is still recorded)")
+	f.StringVar(&opts.cache, "cache", "", "host directory mounted as the Hugging Face cache in containers")
+	f.IntVar(&opts.parallel, "parallel", 0, "runs at once (default 1; all cores for simulated; every run for slurm)")
+	f.StringSliceVar(&opts.only, "only", nil, "run only these planned runs (by name)")
+	f.StringVar(&opts.command, "lm-eval", "lm_eval", "the lm-eval command for the local runner (e.g. \"python -m lm_eval\")")
+	f.BoolVar(&opts.dryRun, "dry-run", false, "print the plan and every run's lm-eval command line, run nothing")
+	return cmd
+}
+
+func runRun(ctx context.Context, opts runOptions, dir string, io streams) error {
+	study, err := capsule.LoadStudy(dir)
+	if err != nil {
+		return err
+	}
+	kind := opts.runner
+	if kind == "" {
+		kind = study.Runner.Kind
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	job := []string{self, "job"}
+	if !opts.simulate && kind != "simulated" {
+		job = append(job, "--lm-eval", opts.command)
+	}
+	ro := capsule.RunOptions{RunnerKind: kind, Simulated: opts.simulate || kind == "simulated", Parallel: opts.parallel, Only: opts.only, Command: strings.Fields(opts.command)[0]}
+	switch kind {
+	case "simulated":
+		ro.Runner = simulate.Runner{Effects: simulate.DefaultEffects()}
+	case "local":
+		ro.Runner = harness.LocalRunner{Job: job}
+	case "slurm":
+		ro.Runner = harness.SlurmRunner{Job: job, Partition: firstNonEmpty(opts.partition, study.Runner.Options["partition"]), GPUs: opts.gpus, Time: opts.slurmTime}
+		if ro.Parallel == 0 {
+			ro.Parallel = len(study.Plan())
+		}
+	case "container":
+		image := firstNonEmpty(opts.image, study.Harness.Image)
+		cr := harness.ContainerRunner{Engine: opts.engine, Image: image, AllowTag: opts.allowTag, GPUs: opts.gpus > 0 && !ro.Simulated, Cache: opts.cache, PassEnv: []string{"HF_TOKEN"}}
+		if err := cr.CheckImage(); err != nil {
+			return &usageError{err}
+		}
+		ro.Runner = cr
+	default:
+		return &usageError{fmt.Errorf("unknown runner %q (local, container, slurm or simulated)", kind)}
+	}
+	if opts.dryRun {
+		return dryRun(study, io)
+	}
+	bars := newBars(io, opts.json)
+	ro.Events = bars.event
+	sweep, err := capsule.Run(ctx, study, ro)
+	bars.stop()
+	if err != nil {
+		return &usageError{err}
+	}
+	if opts.json {
+		type outcome struct {
+			Name    string  `json:"name"`
+			Label   string  `json:"label"`
+			Status  string  `json:"status"`
+			Seconds float64 `json:"seconds"`
+			Error   string  `json:"error,omitempty"`
+		}
+		var outs []outcome
+		for _, r := range sweep.Runs {
+			o := outcome{Name: r.Run.Name, Label: r.Run.Label, Status: r.Status, Seconds: r.Duration.Seconds()}
+			if r.Err != nil {
+				o.Error = r.Err.Error()
+			}
+			outs = append(outs, o)
+		}
+		if err := writeJSON(io.out, map[string]any{"study": study.Name, "runs": outs}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(io.out, "\n%s: %d runs in %s\n", study.Name, len(sweep.Runs), sweep.Duration.Round(time.Millisecond))
+		for _, r := range sweep.Runs {
+			line := fmt.Sprintf("  %-12s %-40s %s", r.Status, r.Run.Name, r.Duration.Round(time.Millisecond))
+			if r.Err != nil && r.Status != "done" {
+				line += "  " + r.Err.Error()
+			}
+			fmt.Fprintln(io.out, line)
+		}
+	}
+	counts := sweep.Counts()
+	if ctx.Err() != nil {
+		fmt.Fprintf(io.err, "capsule: interrupted: %d runs done, %d interrupted; run the same command again to resume\n", counts["done"]+counts["skipped"], counts["interrupted"])
+		return ctx.Err()
+	}
+	if counts["failed"] > 0 || counts["interrupted"] > 0 {
+		return fmt.Errorf("%w: %d runs failed, %d interrupted (see runs/<name>/run.json and job.log)", harness.ErrRunner, counts["failed"], counts["interrupted"])
+	}
+	return nil
+}
+
+func firstNonEmpty(xs ...string) string {
+	for _, x := range xs {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+func dryRun(study *capsule.Study, io streams) error {
+	version, err := harness.ParseVersion(study.Harness.Version)
+	if err != nil {
+		return &usageError{err}
+	}
+	for _, pr := range study.Plan() {
+		args, err := harness.Argv(pr.Spec, version, study.RunDir(pr)+"/output")
+		if err != nil {
+			return &usageError{fmt.Errorf("run %s (%s): %w", pr.Name, pr.Label, err)}
+		}
+		fmt.Fprintf(io.out, "%s (%s)\n  lm_eval %s\n", pr.Name, pr.Label, strings.Join(args, " "))
+	}
+	return nil
+}
+
+// bars draws one progress line per run on a terminal, and a log line per
+// state change elsewhere.
+type bars struct {
+	io     streams
+	tty    bool
+	quiet  bool
+	mu     sync.Mutex
+	state  map[string]capsule.RunEvent
+	order  []string
+	drawn  int
+	ticker *time.Ticker
+	done   chan struct{}
+}
+
+func newBars(io streams, quiet bool) *bars {
+	b := &bars{io: io, tty: isTerminal(io.err), quiet: quiet, state: map[string]capsule.RunEvent{}, done: make(chan struct{})}
+	if b.tty && !quiet {
+		b.ticker = time.NewTicker(200 * time.Millisecond)
+		go func() {
+			for {
+				select {
+				case <-b.ticker.C:
+					b.draw()
+				case <-b.done:
+					return
+				}
+			}
+		}()
+	}
+	return b
+}
+
+func (b *bars) event(ev capsule.RunEvent) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	name := ev.Run.Name
+	old, seen := b.state[name]
+	if !seen {
+		b.order = append(b.order, name)
+	}
+	if ev.Progress.Phase == "" && seen {
+		ev.Progress = old.Progress
+	}
+	b.state[name] = ev
+	if !b.tty && !b.quiet && (!seen || old.Status != ev.Status) {
+		fmt.Fprintf(b.io.err, "%s %s: %s\n", time.Now().Format("15:04:05"), name, ev.Status)
+	}
+}
+
+func (b *bars) draw() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.drawn > 0 {
+		fmt.Fprintf(b.io.err, "\033[%dA", b.drawn)
+	}
+	names := b.order
+	for _, n := range names {
+		ev := b.state[n]
+		frac := ev.Progress.Fraction()
+		if ev.Status == "done" || ev.Status == "skipped" {
+			frac = 1
+		}
+		w := 24
+		fill := int(frac * float64(w))
+		bar := strings.Repeat("█", fill) + strings.Repeat("░", w-fill)
+		detail := ev.Status
+		if ev.Status == "running" && ev.Progress.Total > 0 {
+			detail = fmt.Sprintf("%s %d/%d", ev.Progress.Phase, ev.Progress.Done, ev.Progress.Total)
+		}
+		fmt.Fprintf(b.io.err, "\033[K%-36s %s %3.0f%% %s\n", truncateName(n, 36), bar, 100*frac, detail)
+	}
+	b.drawn = len(names)
+}
+
+func truncateName(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}
+
+func (b *bars) stop() {
+	if b.ticker != nil {
+		b.ticker.Stop()
+		close(b.done)
+		b.draw()
+	}
+}

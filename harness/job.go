@@ -1,0 +1,211 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// ErrInterrupted means a run was stopped before it finished (a signal, a
+// cancelled job): run.json says "interrupted".
+var ErrInterrupted = errors.New("run interrupted")
+
+// Executor produces one run's lm-eval output in outDir: real lm-eval, or
+// the simulated backend.
+type Executor interface {
+	Execute(ctx context.Context, rec *RunRecord, outDir string, progress func(Progress)) error
+}
+
+// JobOptions configures RunJob. The zero value works.
+type JobOptions struct {
+	// Capture, when set, records the machine's environment (GPUs, Python
+	// packages, lm-eval version) before the run, with these options.
+	Capture *CaptureOptions
+	// Now is the clock (tests); default time.Now.
+	Now func() time.Time
+	// Progress, when set, also receives every progress update (an
+	// in-process runner passes it on to the driver).
+	Progress func(Progress)
+}
+
+// Partial is the name of the directory a job writes lm-eval's output into;
+// it becomes OutputDir only when the run succeeded, so a run killed half-way
+// never leaves an output that looks complete.
+const (
+	Partial   = "output.partial"
+	OutputDir = "output"
+)
+
+// RunJob runs one planned run on the machine it is called on: it marks the
+// run running, captures the environment, executes it, and marks it done,
+// failed or (when ctx is cancelled, e.g. by SIGTERM from scancel)
+// interrupted. A run already done is left alone.
+func RunJob(ctx context.Context, dir string, ex Executor, opts JobOptions) (err error) {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	rec, err := ReadRecord(dir)
+	if err != nil {
+		return err
+	}
+	if rec.Status == StatusDone {
+		return nil
+	}
+	start := now().UTC()
+	rec.Status, rec.Start, rec.End, rec.ExitCode, rec.Error = StatusRunning, &start, nil, nil, ""
+	if host, err := os.Hostname(); err == nil {
+		rec.Runner.Host = host
+	}
+	if id := os.Getenv("SLURM_JOB_ID"); id != "" {
+		rec.Runner.JobID = id
+	}
+	if err := WriteRecord(dir, rec); err != nil {
+		return err
+	}
+	finish := func(status string, runErr error) error {
+		end := now().UTC()
+		rec.Status, rec.End = status, &end
+		if runErr != nil {
+			rec.Error = runErr.Error()
+			var ee *exec.ExitError
+			if errors.As(runErr, &ee) {
+				code := ee.ExitCode()
+				rec.ExitCode = &code
+			}
+		} else {
+			code := 0
+			rec.ExitCode = &code
+		}
+		if err := WriteRecord(dir, rec); err != nil {
+			return err
+		}
+		WriteProgress(dir, Progress{Phase: status})
+		return runErr
+	}
+	if opts.Capture != nil {
+		env, err := CaptureEnvironment(ctx, dir, *opts.Capture)
+		if err != nil {
+			return finish(StatusFailed, fmt.Errorf("capturing the environment: %w", err))
+		}
+		rec.Env = env
+	}
+	partial := filepath.Join(dir, Partial)
+	if err := os.RemoveAll(partial); err != nil {
+		return finish(StatusFailed, err)
+	}
+	if err := os.MkdirAll(partial, 0o755); err != nil {
+		return finish(StatusFailed, err)
+	}
+	last := time.Time{}
+	report := func(p Progress) {
+		if opts.Progress != nil {
+			opts.Progress(p)
+		}
+		// A few writes a second are enough for a progress bar.
+		if t := now(); p.Done == p.Total || t.Sub(last) > 200*time.Millisecond {
+			last = t
+			WriteProgress(dir, p)
+		}
+	}
+	runErr := ex.Execute(ctx, rec, partial, report)
+	if ctx.Err() != nil {
+		return finish(StatusInterrupted, fmt.Errorf("%w: %v", ErrInterrupted, context.Cause(ctx)))
+	}
+	if runErr != nil {
+		return finish(StatusFailed, runErr)
+	}
+	out := filepath.Join(dir, OutputDir)
+	if err := os.RemoveAll(out); err != nil {
+		return finish(StatusFailed, err)
+	}
+	if err := os.Rename(partial, out); err != nil {
+		return finish(StatusFailed, err)
+	}
+	return finish(StatusDone, nil)
+}
+
+// LMEval executes the real lm-eval: Command is how to start it ("lm_eval",
+// or "python -m lm_eval"); the record's Argv after the program name is
+// passed with --output_path set to the partial output directory.
+type LMEval struct {
+	Command []string
+	// Log receives lm-eval's output (default: dir/lm-eval.log).
+	Log io.Writer
+	// Grace is how long lm-eval gets to stop after SIGTERM (default 30 s).
+	Grace time.Duration
+}
+
+// Execute runs lm-eval and follows its progress bars.
+func (l LMEval) Execute(ctx context.Context, rec *RunRecord, outDir string, progress func(Progress)) error {
+	if len(l.Command) == 0 {
+		return errors.New("lm-eval command not set")
+	}
+	args := append(append([]string(nil), l.Command[1:]...), withOutputPath(rec.Argv, outDir)...)
+	cmd := exec.Command(l.Command[0], args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	log := l.Log
+	if log == nil {
+		f, err := os.Create(filepath.Join(filepath.Dir(outDir), "lm-eval.log"))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		log = f
+	}
+	cmd.Stdout = log
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting lm-eval (%s): %w", l.Command[0], err)
+	}
+	scanned := make(chan error, 1)
+	go func() { scanned <- ScanProgress(stderr, log, progress) }()
+	done := make(chan error, 1)
+	go func() {
+		<-scanned
+		done <- cmd.Wait()
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		// Stop the whole process group: lm-eval forks data loaders.
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		grace := l.Grace
+		if grace == 0 {
+			grace = 30 * time.Second
+		}
+		select {
+		case <-done:
+		case <-time.After(grace):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		return ctx.Err()
+	}
+}
+
+// withOutputPath replaces the argv's --output_path value (or appends one),
+// dropping the program name.
+func withOutputPath(argv []string, out string) []string {
+	var args []string
+	if len(argv) > 0 {
+		args = append(args, argv[1:]...)
+	}
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--output_path" && i+1 < len(args) {
+			args[i+1] = out
+			return args
+		}
+	}
+	return append(args, "--output_path", out)
+}
