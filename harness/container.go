@@ -51,6 +51,23 @@ type ContainerRunner struct {
 // ContainerRunDir is where the run directory is mounted in the container.
 const ContainerRunDir = "/evalcapsule/run"
 
+// Check verifies, before any run starts, that the engine is known and
+// installed and the image pinned.
+func (c ContainerRunner) Check() error {
+	switch c.Engine {
+	case "podman", "docker", "apptainer":
+	default:
+		return fmt.Errorf("%w: unknown container engine %q (podman, docker or apptainer)", ErrInvalidRunner, c.Engine)
+	}
+	if err := c.CheckImage(); err != nil {
+		return err
+	}
+	if _, err := exec.LookPath(c.Engine); err != nil {
+		return fmt.Errorf("%w: %s not found on PATH", ErrRunner, c.Engine)
+	}
+	return nil
+}
+
 // CheckImage refuses an image given by tag unless AllowTag.
 func (c ContainerRunner) CheckImage() error {
 	if c.Image == "" {
@@ -189,18 +206,23 @@ func (c ContainerRunner) recordImage(dir string) error {
 		info.IndexDigest = d
 	}
 	if c.Engine != "apptainer" {
-		out, err := c.engine(context.Background(), "image", "inspect", "--format", "{{json .}}", c.Image)
-		if err == nil {
-			var img struct {
-				Digest       string
-				Os           string
-				Architecture string
-				RepoDigests  []string
-			}
-			if json.Unmarshal(out, &img) == nil {
-				info.PlatformDigest = img.Digest
-				if img.Os != "" {
-					info.Platform = img.Os + "/" + img.Architecture
+		// podman's .Digest is the platform manifest it ran; docker has
+		// none, and its RepoDigests name the manifest it pulled.
+		format := "{{.Os}}/{{.Architecture}}|{{json .RepoDigests}}"
+		if c.Engine == "podman" {
+			format += "|{{.Digest}}"
+		}
+		if out, err := c.engine(context.Background(), "image", "inspect", "--format", format, c.Image); err == nil {
+			parts := strings.Split(strings.TrimSpace(string(out)), "|")
+			info.Platform = parts[0]
+			if len(parts) == 3 {
+				info.PlatformDigest = parts[2]
+			} else if len(parts) == 2 {
+				var repo []string
+				if json.Unmarshal([]byte(parts[1]), &repo) == nil && len(repo) > 0 {
+					if _, d, ok := strings.Cut(repo[0], "@"); ok {
+						info.PlatformDigest = d
+					}
 				}
 			}
 		}

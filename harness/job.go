@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -32,6 +33,12 @@ type JobOptions struct {
 	// Progress, when set, also receives every progress update (an
 	// in-process runner passes it on to the driver).
 	Progress func(Progress)
+	// Record, when set, is the planned record, given in memory by an
+	// in-process runner instead of read from run.json; with it, no
+	// progress.json is written either (the driver gets Progress calls).
+	// Each file written costs about a millisecond on an ext4 disk, which a
+	// sweep of short simulated runs would notice.
+	Record *RunRecord
 }
 
 // Partial is the name of the directory a job writes lm-eval's output into;
@@ -51,13 +58,16 @@ func RunJob(ctx context.Context, dir string, ex Executor, opts JobOptions) (err 
 	if now == nil {
 		now = time.Now
 	}
-	rec, err := ReadRecord(dir)
-	if err != nil {
-		return err
+	rec := opts.Record
+	if rec == nil {
+		if rec, err = ReadRecord(dir); err != nil {
+			return err
+		}
 	}
 	if rec.Status == StatusDone {
 		return nil
 	}
+	progressFile := opts.Record == nil
 	start := now().UTC()
 	rec.Status, rec.Start, rec.End, rec.ExitCode, rec.Error = StatusRunning, &start, nil, nil, ""
 	if host, err := os.Hostname(); err == nil {
@@ -86,15 +96,25 @@ func RunJob(ctx context.Context, dir string, ex Executor, opts JobOptions) (err 
 		if err := WriteRecord(dir, rec); err != nil {
 			return err
 		}
-		WriteProgress(dir, Progress{Phase: status})
+		if progressFile {
+			WriteProgress(dir, Progress{Phase: status})
+		}
 		return runErr
 	}
 	if opts.Capture != nil {
 		env, err := CaptureEnvironment(ctx, dir, *opts.Capture)
+		if ctx.Err() != nil {
+			return finish(StatusInterrupted, fmt.Errorf("%w: %v", ErrInterrupted, context.Cause(ctx)))
+		}
 		if err != nil {
 			return finish(StatusFailed, fmt.Errorf("capturing the environment: %w", err))
 		}
 		rec.Env = env
+		if !rec.Simulated {
+			if err := pinHarness(ctx, rec, *opts.Capture); err != nil {
+				return finish(StatusFailed, err)
+			}
+		}
 	}
 	partial := filepath.Join(dir, Partial)
 	if err := os.RemoveAll(partial); err != nil {
@@ -109,7 +129,7 @@ func RunJob(ctx context.Context, dir string, ex Executor, opts JobOptions) (err 
 			opts.Progress(p)
 		}
 		// A few writes a second are enough for a progress bar.
-		if t := now(); p.Done == p.Total || t.Sub(last) > 200*time.Millisecond {
+		if t := now(); progressFile && (p.Done == p.Total || t.Sub(last) > 200*time.Millisecond) {
 			last = t
 			WriteProgress(dir, p)
 		}
@@ -131,11 +151,10 @@ func RunJob(ctx context.Context, dir string, ex Executor, opts JobOptions) (err 
 	return finish(StatusDone, nil)
 }
 
-// LMEval executes the real lm-eval: Command is how to start it ("lm_eval",
-// or "python -m lm_eval"); the record's Argv after the program name is
-// passed with --output_path set to the partial output directory.
+// LMEval executes the real lm-eval: the record's Argv (how to start
+// lm-eval, e.g. "lm_eval" or "python3 -m lm_eval", then its arguments), with
+// --output_path pointed at the partial output directory.
 type LMEval struct {
-	Command []string
 	// Log receives lm-eval's output (default: dir/lm-eval.log).
 	Log io.Writer
 	// Grace is how long lm-eval gets to stop after SIGTERM (default 30 s).
@@ -144,11 +163,11 @@ type LMEval struct {
 
 // Execute runs lm-eval and follows its progress bars.
 func (l LMEval) Execute(ctx context.Context, rec *RunRecord, outDir string, progress func(Progress)) error {
-	if len(l.Command) == 0 {
-		return errors.New("lm-eval command not set")
+	argv := withOutputPath(rec.Argv, outDir)
+	if len(argv) == 0 {
+		return errors.New("run.json has no argv")
 	}
-	args := append(append([]string(nil), l.Command[1:]...), withOutputPath(rec.Argv, outDir)...)
-	cmd := exec.Command(l.Command[0], args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	log := l.Log
 	if log == nil {
@@ -165,7 +184,7 @@ func (l LMEval) Execute(ctx context.Context, rec *RunRecord, outDir string, prog
 		return err
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting lm-eval (%s): %w", l.Command[0], err)
+		return fmt.Errorf("starting lm-eval (%s): %w", argv[0], err)
 	}
 	scanned := make(chan error, 1)
 	go func() { scanned <- ScanProgress(stderr, log, progress) }()
@@ -194,18 +213,53 @@ func (l LMEval) Execute(ctx context.Context, rec *RunRecord, outDir string, prog
 	}
 }
 
-// withOutputPath replaces the argv's --output_path value (or appends one),
-// dropping the program name.
+// withOutputPath returns argv with its --output_path value replaced (or
+// one appended).
 func withOutputPath(argv []string, out string) []string {
-	var args []string
-	if len(argv) > 0 {
-		args = append(args, argv[1:]...)
-	}
-	for i := 0; i < len(args); i++ {
+	args := append([]string(nil), argv...)
+	for i := 1; i < len(args); i++ {
 		if args[i] == "--output_path" && i+1 < len(args) {
 			args[i+1] = out
 			return args
 		}
+		if strings.HasPrefix(args[i], "--output_path=") {
+			args[i] = "--output_path=" + out
+			return args
+		}
 	}
 	return append(args, "--output_path", out)
+}
+
+// pinHarness checks that the lm-eval this machine has is the one the run
+// pins, and records its commit when it is a git checkout.
+func pinHarness(ctx context.Context, rec *RunRecord, co CaptureOptions) error {
+	got := rec.Env.LMEvalVersion
+	if got == "" {
+		return fmt.Errorf("lm-eval is not installed for %s (the run pins lm-eval %s)", pythonOf(co), rec.Harness.Version)
+	}
+	want, err1 := ParseVersion(rec.Harness.Version)
+	have, err2 := ParseVersion(got)
+	if err1 == nil && err2 == nil && want != have {
+		return fmt.Errorf("lm-eval %s is installed but the run pins %s", got, rec.Harness.Version)
+	}
+	commit, dirty, err := LMEvalCheckout(ctx, pythonOf(co))
+	switch {
+	case err == nil:
+		if rec.Harness.Commit != "" && !strings.HasPrefix(commit, rec.Harness.Commit) {
+			return fmt.Errorf("the lm-eval checkout is at %s but the run pins commit %s", commit, rec.Harness.Commit)
+		}
+		rec.Harness.Commit, rec.Harness.Dirty, rec.Harness.Source = commit, dirty, "checkout"
+	case errors.Is(err, ErrNotCheckout):
+		if rec.Harness.Source == "" {
+			rec.Harness.Source = "installed"
+		}
+	}
+	return nil
+}
+
+func pythonOf(co CaptureOptions) string {
+	if co.Python != "" {
+		return co.Python
+	}
+	return "python3"
 }

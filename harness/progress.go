@@ -100,7 +100,7 @@ func WriteProgress(dir string, p Progress) error {
 		p.Updated = time.Now().UTC()
 	}
 	b, _ := json.Marshal(p)
-	return WriteFileAtomic(filepath.Join(dir, ProgressFile), b)
+	return writeAtomic(filepath.Join(dir, ProgressFile), b, false)
 }
 
 // ReadProgress reads dir/progress.json; ok is false when there is none yet.

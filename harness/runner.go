@@ -20,9 +20,18 @@ type Runner interface {
 	Run(ctx context.Context, dir string, progress func(Progress)) error
 }
 
+// RecordRunner is a Runner that takes the planned record in memory (an
+// in-process runner), so the driver need not write it to run.json first.
+type RecordRunner interface {
+	RunRecord(ctx context.Context, dir string, rec *RunRecord, progress func(Progress)) error
+}
+
 // ErrRunner means an external component a runner needs failed or is
 // missing (a runner binary, the Slurm controller, the container engine).
 var ErrRunner = errors.New("runner failed")
+
+// ErrInvalidRunner means a runner was configured wrong (an unknown engine).
+var ErrInvalidRunner = errors.New("invalid runner settings")
 
 // poll follows progress.json until done is closed.
 func poll(dir string, every time.Duration, progress func(Progress), done <-chan struct{}) {
@@ -158,6 +167,16 @@ func (s SlurmRunner) command(ctx context.Context, name string, args ...string) (
 		return nil, fmt.Errorf("%w: %s %s: %v: %s", ErrRunner, name, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return out, nil
+}
+
+// Check verifies, before any run starts, that Slurm's client is installed.
+func (s SlurmRunner) Check() error {
+	for _, name := range []string{"sbatch", "squeue", "scontrol", "scancel"} {
+		if _, err := exec.LookPath(name); err != nil {
+			return fmt.Errorf("%w: %s not found on PATH (is Slurm's client installed?)", ErrRunner, name)
+		}
+	}
+	return nil
 }
 
 // Submit queues the job and returns its id.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,7 +11,6 @@ import (
 )
 
 type jobOptions struct {
-	lmEval string
 	python string
 }
 
@@ -28,7 +26,9 @@ func newJobCmd(io streams) *cobra.Command {
 the environment (nvidia-smi, CUDA_VISIBLE_DEVICES, pip freeze, Python and
 lm-eval versions) into RUN_DIR, run lm-eval (or the simulated backend when
 run.json says simulated), and mark it done, failed, or interrupted on
-SIGINT/SIGTERM.
+SIGINT/SIGTERM. A simulated run takes about $EVALCAPSULE_SIMULATE_PACE (a
+duration such as 5s; default: as fast as it can be written), so that it can
+be watched or cancelled half-way.
 
 ` + exitCodesHelp,
 		Args: usageArgs(cobra.ExactArgs(1)),
@@ -36,7 +36,6 @@ SIGINT/SIGTERM.
 			return runJob(cmd.Context(), opts, args[0])
 		},
 	}
-	cmd.Flags().StringVar(&opts.lmEval, "lm-eval", "lm_eval", "the lm-eval command")
 	cmd.Flags().StringVar(&opts.python, "python", "python3", "the Python whose packages are recorded")
 	return cmd
 }
@@ -47,12 +46,17 @@ func runJob(ctx context.Context, opts jobOptions, dir string) error {
 		return err
 	}
 	var ex harness.Executor
-	jo := harness.JobOptions{}
+	// The environment is captured for simulated runs too: it is a true
+	// record of the machine the job ran on (a Slurm node, a container).
+	jo := harness.JobOptions{Capture: &harness.CaptureOptions{Python: opts.python}}
 	if rec.Simulated {
-		ex = simulate.Executor{Effects: simulate.DefaultEffects()}
+		pace, err := simulatePace()
+		if err != nil {
+			return err
+		}
+		ex = simulate.Executor{Effects: simulate.DefaultEffects(), Pace: pace}
 	} else {
-		ex = harness.LMEval{Command: strings.Fields(opts.lmEval)}
-		jo.Capture = &harness.CaptureOptions{Python: opts.python}
+		ex = harness.LMEval{}
 	}
 	err = harness.RunJob(ctx, dir, ex, jo)
 	if errors.Is(err, harness.ErrInterrupted) {

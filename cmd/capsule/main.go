@@ -1,4 +1,4 @@
-// Command capsule re-scores, compares, attributes, packs and replays
+// Command capsule re-scores, compares, attributes, runs, packs and replays
 // lm-evaluation-harness studies. See README.md and `capsule --help`.
 package main
 
@@ -9,9 +9,12 @@ import (
 	"syscall"
 )
 
-func main() {
+func main() { os.Exit(run()) }
+
+// run is main with a context that SIGINT and SIGTERM cancel: long work
+// (a sweep, a job) stops cleanly and records that it was interrupted.
+func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	defer stop()
+	return Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }

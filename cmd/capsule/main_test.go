@@ -1,22 +1,27 @@
 package main
 
 import (
-	"context"
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/evalcapsule/evalcapsule/harness"
 )
 
 // TestMain lets the test binary stand in for the capsule command, so that
 // scripts run it as a real process in their own working directory.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"capsule": func() { os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"capsule": func() { os.Exit(run()) },
 	})
 }
 
@@ -32,13 +37,96 @@ func TestScripts(t *testing.T) {
 	if _, err := os.Stat(fixtures); err != nil {
 		t.Fatalf("the real lm-eval fixtures are missing (%v): CI must check out ../shared next to the repository", err)
 	}
+	// The container scripts put a static capsule in an image: build one.
+	static := ""
+	if os.Getenv("EVALCAPSULE_INTEGRATION") != "" {
+		static = filepath.Join(t.TempDir(), "capsule-static")
+		build := exec.Command("go", "build", "-o", static, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("building a static capsule: %v\n%s", err, out)
+		}
+	}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FIXTURES", fixtures)
+			// The integration scripts need services .ci/run starts.
+			for _, k := range []string{"EVALCAPSULE_INTEGRATION", "SLURM_CONF", "CONTAINERS_CONF"} {
+				env.Setenv(k, os.Getenv(k))
+			}
+			env.Setenv("CAPSULE_STATIC", static)
 			return nil
 		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "integration":
+				// Set by .ci/run once Slurm, podman and the registry are up.
+				return os.Getenv("EVALCAPSULE_INTEGRATION") != "", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// waitstatus RUN_DIR STATUS SECONDS: wait until run.json says STATUS.
+			"waitstatus": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 3 {
+					ts.Fatalf("usage: waitstatus RUN_DIR STATUS SECONDS")
+				}
+				secs, _ := strconv.Atoi(args[2])
+				deadline := time.Now().Add(time.Duration(secs) * time.Second)
+				for {
+					rec, err := harness.ReadRecord(ts.MkAbs(args[0]))
+					if err == nil && rec.Status == args[1] {
+						return
+					}
+					if time.Now().After(deadline) {
+						st := "no run.json"
+						if rec != nil {
+							st = rec.Status
+						}
+						ts.Fatalf("%s: still %s after %ds, want %s", args[0], st, secs, args[1])
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			},
+			// stdoutenv NAME: set NAME to the last command's stdout, trimmed.
+			"stdoutenv": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 {
+					ts.Fatalf("usage: stdoutenv NAME")
+				}
+				ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
+			},
+			// cmptree A B [PART]: the files under A and B (those whose path
+			// holds PART) are identical.
+			"cmptree": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 && len(args) != 3 {
+					ts.Fatalf("usage: cmptree A B [PART]")
+				}
+				a, b := ts.MkAbs(args[0]), ts.MkAbs(args[1])
+				seen := 0
+				err := filepath.WalkDir(a, func(p string, d os.DirEntry, err error) error {
+					if err != nil || d.IsDir() {
+						return err
+					}
+					rel, _ := filepath.Rel(a, p)
+					if len(args) == 3 && !strings.Contains(rel, args[2]) {
+						return nil
+					}
+					x, _ := os.ReadFile(p)
+					y, err := os.ReadFile(filepath.Join(b, rel))
+					if err != nil || !bytes.Equal(x, y) {
+						return fmt.Errorf("%s differs", rel)
+					}
+					seen++
+					return nil
+				})
+				if err == nil && seen == 0 {
+					err = fmt.Errorf("%s is empty", a)
+				}
+				if (err != nil) != neg {
+					ts.Fatalf("cmptree %s %s: %v", args[0], args[1], err)
+				}
+			},
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) < 1 || neg {
 					ts.Fatalf("usage: exits CODE ARGS...")

@@ -9,10 +9,10 @@ import (
 	"io/fs"
 	"runtime/debug"
 
-	"github.com/spf13/cobra"
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/spf13/cobra"
 )
 
 // Exit codes, documented in every command's help.
@@ -54,6 +54,7 @@ func exitCode(err error) int {
 	case errors.Is(err, capsule.ErrStudy), errors.Is(err, capsule.ErrRunMissing),
 		errors.Is(err, analysis.ErrNotPaired), errors.Is(err, analysis.ErrLabels),
 		errors.Is(err, harness.ErrImageTag), errors.Is(err, harness.ErrUnsupportedSetting),
+		errors.Is(err, harness.ErrInvalidSetting), errors.Is(err, harness.ErrInvalidRunner),
 		errors.Is(err, capsule.ErrRunExists), errors.Is(err, harness.ErrRecord):
 		return exitInput
 	case errors.Is(err, context.Canceled):

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -83,7 +85,7 @@ cluster or a container without a GPU).
 	f.StringVar(&opts.cache, "cache", "", "host directory mounted as the Hugging Face cache in containers")
 	f.IntVar(&opts.parallel, "parallel", 0, "runs at once (default 1; all cores for simulated; every run for slurm)")
 	f.StringSliceVar(&opts.only, "only", nil, "run only these planned runs (by name)")
-	f.StringVar(&opts.command, "lm-eval", "lm_eval", "the lm-eval command for the local runner (e.g. \"python -m lm_eval\")")
+	f.StringVar(&opts.command, "lm-eval", "lm_eval", "how lm-eval is started, recorded in run.json's argv (e.g. \"python3 -m lm_eval\")")
 	f.BoolVar(&opts.dryRun, "dry-run", false, "print the plan and every run's lm-eval command line, run nothing")
 	return cmd
 }
@@ -97,30 +99,35 @@ func runRun(ctx context.Context, opts runOptions, dir string, io streams) error 
 	if kind == "" {
 		kind = study.Runner.Kind
 	}
-	self, err := os.Executable()
+	self, err := selfPath()
 	if err != nil {
 		return err
 	}
 	job := []string{self, "job"}
-	if !opts.simulate && kind != "simulated" {
-		job = append(job, "--lm-eval", opts.command)
-	}
-	ro := capsule.RunOptions{RunnerKind: kind, Simulated: opts.simulate || kind == "simulated", Parallel: opts.parallel, Only: opts.only, Command: strings.Fields(opts.command)[0]}
+	ro := capsule.RunOptions{RunnerKind: kind, Simulated: opts.simulate || kind == "simulated", Parallel: opts.parallel, Only: opts.only, Command: strings.Fields(opts.command)}
 	switch kind {
 	case "simulated":
-		ro.Runner = simulate.Runner{Effects: simulate.DefaultEffects()}
+		pace, err := simulatePace()
+		if err != nil {
+			return err
+		}
+		ro.Runner = simulate.Runner{Effects: simulate.DefaultEffects(), Pace: pace}
 	case "local":
 		ro.Runner = harness.LocalRunner{Job: job}
 	case "slurm":
-		ro.Runner = harness.SlurmRunner{Job: job, Partition: firstNonEmpty(opts.partition, study.Runner.Options["partition"]), GPUs: opts.gpus, Time: opts.slurmTime}
+		sr := harness.SlurmRunner{Job: job, Partition: firstNonEmpty(opts.partition, study.Runner.Options["partition"]), GPUs: opts.gpus, Time: opts.slurmTime}
+		if err := sr.Check(); err != nil {
+			return err
+		}
+		ro.Runner = sr
 		if ro.Parallel == 0 {
 			ro.Parallel = len(study.Plan())
 		}
 	case "container":
 		image := firstNonEmpty(opts.image, study.Harness.Image)
 		cr := harness.ContainerRunner{Engine: opts.engine, Image: image, AllowTag: opts.allowTag, GPUs: opts.gpus > 0 && !ro.Simulated, Cache: opts.cache, PassEnv: []string{"HF_TOKEN"}}
-		if err := cr.CheckImage(); err != nil {
-			return &usageError{err}
+		if err := cr.Check(); err != nil {
+			return err
 		}
 		ro.Runner = cr
 	default:
@@ -174,6 +181,32 @@ func runRun(ctx context.Context, opts runOptions, dir string, io streams) error 
 		return fmt.Errorf("%w: %d runs failed, %d interrupted (see runs/<name>/run.json and job.log)", harness.ErrRunner, counts["failed"], counts["interrupted"])
 	}
 	return nil
+}
+
+// simulatePace reads $EVALCAPSULE_SIMULATE_PACE: how long a simulated run
+// takes (so that it can be watched or interrupted); 0 when unset.
+func simulatePace() (time.Duration, error) {
+	pace := os.Getenv("EVALCAPSULE_SIMULATE_PACE")
+	if pace == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(pace)
+	if err != nil {
+		return 0, &usageError{fmt.Errorf("EVALCAPSULE_SIMULATE_PACE: %v", err)}
+	}
+	return d, nil
+}
+
+// selfPath is how runners start this program again for a job: the path it
+// was started by (a PATH lookup of its name), so that a Slurm node or a
+// wrapper sees the same command; os.Executable when that fails.
+func selfPath() (string, error) {
+	if p, err := exec.LookPath(os.Args[0]); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs, nil
+		}
+	}
+	return os.Executable()
 }
 
 func firstNonEmpty(xs ...string) string {

@@ -3,6 +3,7 @@ package simulate
 import (
 	"context"
 	"hash/fnv"
+	"time"
 
 	"github.com/evalcapsule/evalcapsule/harness"
 )
@@ -13,6 +14,11 @@ import (
 // the output is a function of the settings alone, byte for byte.
 type Executor struct {
 	Effects Effects
+	// Pace, when set, makes the run take about this long, reporting
+	// progress as it goes: a simulated run is otherwise over in a fraction
+	// of a second, too soon to watch or to cancel half-way in a test of a
+	// Slurm cluster or a container.
+	Pace time.Duration
 }
 
 // Execute writes the simulated output into outDir.
@@ -24,11 +30,20 @@ func (e Executor) Execute(ctx context.Context, rec *harness.RunRecord, outDir st
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	progress(harness.Progress{Phase: "simulating", Done: 0, Total: 1})
+	const steps = 20
+	progress(harness.Progress{Phase: "simulating", Done: 0, Total: steps})
+	for i := 1; i < steps && e.Pace > 0; i++ {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(e.Pace / steps):
+		}
+		progress(harness.Progress{Phase: "simulating", Done: i, Total: steps})
+	}
 	if _, err := Generate(outDir, o); err != nil {
 		return err
 	}
-	progress(harness.Progress{Phase: "simulating", Done: 1, Total: 1})
+	progress(harness.Progress{Phase: "simulating", Done: steps, Total: steps})
 	return ctx.Err()
 }
 
@@ -43,9 +58,16 @@ func ModelSeed(modelID string) int64 {
 // process, so a sweep of fifty runs costs little more than writing them.
 type Runner struct {
 	Effects Effects
+	Pace    time.Duration // see Executor
 }
 
 // Run executes the planned run in dir with the simulated backend.
 func (r Runner) Run(ctx context.Context, dir string, progress func(harness.Progress)) error {
-	return harness.RunJob(ctx, dir, Executor{Effects: r.Effects}, harness.JobOptions{Progress: progress})
+	return harness.RunJob(ctx, dir, Executor{Effects: r.Effects, Pace: r.Pace}, harness.JobOptions{Progress: progress})
+}
+
+// RunRecord executes the planned run rec in dir without reading or writing
+// the planned record first.
+func (r Runner) RunRecord(ctx context.Context, dir string, rec *harness.RunRecord, progress func(harness.Progress)) error {
+	return harness.RunJob(ctx, dir, Executor{Effects: r.Effects, Pace: r.Pace}, harness.JobOptions{Progress: progress, Record: rec})
 }
