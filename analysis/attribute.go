@@ -23,9 +23,9 @@ type ClaimAttribution struct {
 	Final    float64 `json:"final"`
 	// Unexplained is Card − Final, with a CI from the final run's
 	// uncertainty (the card's number has none we know of).
-	Unexplained       float64 `json:"unexplained"`
-	UnexplainedCILow  float64 `json:"unexplained_ci_low"`
-	UnexplainedCIHigh float64 `json:"unexplained_ci_high"`
+	Unexplained       float64           `json:"unexplained"`
+	UnexplainedCILow  float64           `json:"unexplained_ci_low"`
+	UnexplainedCIHigh float64           `json:"unexplained_ci_high"`
 	Steps             []AttributionStep `json:"steps"`
 	Sensitivity       []Sensitivity     `json:"sensitivity"`
 	// Shapley holds the order-independent attribution when the runs form a

@@ -82,13 +82,13 @@ type Failure struct {
 
 // FailureReport is the classified misses of one task.
 type FailureReport struct {
-	Task    string                `json:"task"`
-	Metric  string                `json:"-"`
-	Filter  string                `json:"-"`
-	N       int                   `json:"-"` // documents scored
-	NMisses int                   `json:"n_misses"`
-	Classes map[FailureClass]int  `json:"classes"`
-	Samples []Failure             `json:"samples"`
+	Task    string               `json:"task"`
+	Metric  string               `json:"-"`
+	Filter  string               `json:"-"`
+	N       int                  `json:"-"` // documents scored
+	NMisses int                  `json:"n_misses"`
+	Classes map[FailureClass]int `json:"classes"`
+	Samples []Failure            `json:"samples"`
 	// Agreement compares hand labels with the automatic classes.
 	Agreement *LabelAgreement `json:"agreement,omitempty"`
 }

@@ -205,7 +205,7 @@ type taskAcc struct {
 type filterAcc struct {
 	name      string
 	lines     int
-	docs      []DocRef // one per line, in file order
+	docs      []DocRef    // one per line, in file order
 	docIDs    map[int]int // doc_id → first line
 	dupDoc    string
 	metrics   []*metricAcc

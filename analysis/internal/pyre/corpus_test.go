@@ -60,7 +60,7 @@ var featurePatterns = []string{
 	`[\W_]+`, `[^\W\d_]+`, `[\s\S]`, `[^\s\S]`, `[\d\s]+`, `[^\d\s]+`,
 	`(?a)\w+`, `(?a)\d+`, `(?a)\s+`, `(?a)\b\w`, `(?u)\w+`,
 	`(?i)yes|no`, `(?i)[a-z]+`, `(?i)[^a-z]+`, `(?i)ß`, `(?i)ss`, `(?i)σ`, `(?i)k`,
-	`(?i)(.)\1`, `(.)\1`, `(?P<q>["'])(.*?)(?P=q)`, `(?P<a>\d)(?P<b>\d)?`,
+	`(?i)(.)\1`, `(?i)(..)\1`, `(?i)(\w)\s?\1`, `(.)\1`, `(?P<q>["'])(.*?)(?P=q)`, `(?P<a>\d)(?P<b>\d)?`,
 	`(?x) a b # comment`, `(?x)[ ]a`, `a{,2}`, `a{2,}`, `a{1,2}?`, `a{2}`, `x{`, `x{a}`, `{}`,
 	`a*+`, `(?>a|ab)c`, `(?:ab)++`, `(?(1)a|b)`, `(a)?(?(1)b|c)`, `(?(1)x)(y)?`,
 	`\x41\u0042\U00000043\101\0`, `[\x41-\x43]`, `\t\n\r\f\v\a`, `[\b]`, `\\`,
@@ -68,6 +68,12 @@ var featurePatterns = []string{
 	`(?#comment)a`, `(?i:A)a`, `(?-i:a)`, `(?i)(?-i:a)A`, `(?s:.)`, `(?m:^a)`,
 	`\d+(?:\.\d+)?`, `-?\d+(,\d{3})*(\.\d+)?`, `[٠-٩]+`, `\p`, `\z`, `(?<n>a)`, `(?L)a`,
 	`a**`, `*a`, `(?<=a+)b`, `(a`, `a)`, `[a`, `[z-a]`, `\9`, `(?P=n)`, `(?i`,
+	// Loops whose iterations can match empty, with captures that survive
+	// an iteration (sre and .NET differ on when such a loop may iterate
+	// again; these must still agree).
+	`(?:()|a)+$`, `(?:(?=(a))|b)+?$`, `(?:(?=(.))|a)+?b`, `(?:(a)|b|)+c`, `(?:(a)|b|){2,}c`,
+	`(a|)+b`, `(a|)*?b`, `((?=a)|a)+b`, `(?:(?=(a))a?){2}`, `(a?){3}`, `(a?)+?$`, `(?:x|(?=(a)))*a`,
+	`(?:(a?)\1)+?$`, `(?:(a)?(?(1)b|c))+`, `(?:(?=(\w))\W?)+?$`, `(?:(?=(\w+))|\W)+?\b`,
 }
 
 // realisticInputs are model outputs of the kinds lm-eval filters see.
@@ -87,6 +93,7 @@ var realisticInputs = []string{
 	"\u2028ls\u2029ps\u0085nel", " (A) ", "[\"{<>}\"]", " \" [ ( < { } > ) ] ", "-", "--", "-12", "1.2.3", ",.,.",
 	"a\n", "aa\n\n", "baaa", "aaa", "ab", "ba", "abab", "x", "xx", "y", "a b", "\ta\n", "foo.bar.", "end.", "end.\n",
 	"The answer is 1,234.5 and $5. Yes, no! aa ∑x_ĳ٣", "abc 123 ab12 a1b2 __init__", "ı I i İ ſ S s K k K",
+	"sſ ſS kK ßẞ σς Σσ İi ıI µμ ǅǆ ᾈᾀ ﬁFI", // for case-insensitive back-references
 }
 
 // fixtureTexts returns the model responses recorded in the lm-eval sample

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dlclark/regexp2"
 )
@@ -27,30 +28,44 @@ type cacheEntry struct {
 	err error
 }
 
-// cache holds every pattern ever compiled, errors included. lm-eval applies
-// a handful of patterns to every response of every sample, so compiling
-// once per pattern is what makes the per-sample cost small; the set of
-// patterns is bounded by the task configurations, so the cache is never
-// pruned.
-var cache sync.Map // string -> cacheEntry
+// cache holds compiled patterns, errors included, keyed by pattern text.
+// lm-eval applies a handful of patterns to every response of every sample,
+// so compiling once per pattern is what keeps the per-sample cost small.
+// Some patterns are built per document, though (multi_choice_regex joins
+// the escaped answer choices), so the cache is bounded: when it grows past
+// maxCached entries it is emptied, like CPython's re cache drops entries,
+// and the few hot patterns are compiled again on their next use.
+var (
+	cache       sync.Map // string -> cacheEntry
+	cacheSize   atomic.Int64
+	maxCached   int64        = 2048
+	cacheClears atomic.Int64 // for tests
+)
 
 // Compile parses a Python re pattern (str syntax, flags only inline, as
 // lm-eval's re.compile(pattern) and re.sub(pattern, ...) receive it) and
 // returns a Regexp matching exactly what Python 3.11's re would match.
+// Compiled patterns are cached; the Regexp is safe for concurrent use.
 //
 // The error is an *Error: either Python rejects the pattern too, or the
 // pattern uses one of the few constructs pyre cannot reproduce faithfully
 // (Error.Unsupported): \N{name} escapes, the (?t) flag, a back-reference
 // under both (?a) and (?i), a capturing group repeated inside a lookbehind,
-// repeat counts above 2147483646, and conditional group references written
-// other than as plain ASCII digits.
+// a conditional (?(N)...) inside group N, repeat counts above 2147483646,
+// and conditional group references written other than as plain ASCII
+// digits.
 func Compile(pattern string) (*Regexp, error) {
 	if v, ok := cache.Load(pattern); ok {
 		e := v.(cacheEntry)
 		return e.re, e.err
 	}
 	re, err := compile(pattern)
-	v, _ := cache.LoadOrStore(pattern, cacheEntry{re, err})
+	v, loaded := cache.LoadOrStore(pattern, cacheEntry{re, err})
+	if !loaded && cacheSize.Add(1) > maxCached {
+		cache.Clear()
+		cacheSize.Store(0)
+		cacheClears.Add(1)
+	}
 	e := v.(cacheEntry)
 	return e.re, e.err
 }
@@ -144,18 +159,18 @@ type span struct{ start, end int }
 // The (?!\G) suffix of nonEmpty does exactly that: \G is the position the
 // search started from, so the suffix fails only for a match ending at pos,
 // which (matches never ending before they start) is an empty match at pos.
-func (re *Regexp) match(t *text, pos int, mustAdvance bool) []span {
+//
+// The only error regexp2 returns is a MatchTimeout, which pyre never sets
+// on the Regexps it hands out; the fuzz test sets one to cut off
+// catastrophic backtracking.
+func (re *Regexp) match(t *text, pos int, mustAdvance bool) ([]span, error) {
 	prog := re.re
 	if mustAdvance {
 		prog = re.nonEmpty
 	}
 	m, err := prog.FindRunesMatchStartingAt(t.runes, pos)
-	if err != nil {
-		// regexp2 only fails on a MatchTimeout, and pyre sets none.
-		panic(fmt.Sprintf("pyre: matching %q: %v", re.pattern, err))
-	}
-	if m == nil {
-		return nil
+	if err != nil || m == nil {
+		return nil, err
 	}
 	spans := make([]span, re.groups+1)
 	spans[0] = span{m.Index, m.Index + m.Length}
@@ -167,22 +182,30 @@ func (re *Regexp) match(t *text, pos int, mustAdvance bool) []span {
 		}
 		spans[i] = span{g.Index, g.Index + g.Length}
 	}
-	return spans
+	return spans, nil
 }
 
 // each calls fn for every match Python's findall/finditer/sub would visit:
 // non-overlapping, left to right, an empty match allowed anywhere, including
 // right after a previous match, but never twice at the same position.
-func (re *Regexp) each(t *text, fn func([]span)) {
+func (re *Regexp) each(t *text, fn func([]span)) error {
 	pos, mustAdvance := 0, false
 	for pos <= len(t.runes) {
-		spans := re.match(t, pos, mustAdvance)
-		if spans == nil {
-			return
+		spans, err := re.match(t, pos, mustAdvance)
+		if err != nil || spans == nil {
+			return err
 		}
 		fn(spans)
 		mustAdvance = spans[0].start == spans[0].end
 		pos = spans[0].end
+	}
+	return nil
+}
+
+// must turns the impossible matching error into a panic.
+func (re *Regexp) must(err error) {
+	if err != nil {
+		panic(fmt.Sprintf("pyre: matching %q: %v", re.pattern, err))
 	}
 }
 
@@ -200,9 +223,15 @@ func (t *text) group(sp span) string {
 // a plain string per match when there is exactly one group; here that is
 // element[0].
 func (re *Regexp) FindAll(s string) [][]string {
+	out, err := re.findAll(s)
+	re.must(err)
+	return out
+}
+
+func (re *Regexp) findAll(s string) ([][]string, error) {
 	t := newText(s)
 	var out [][]string
-	re.each(t, func(spans []span) {
+	err := re.each(t, func(spans []span) {
 		if re.groups == 0 {
 			out = append(out, []string{t.group(spans[0])})
 			return
@@ -213,7 +242,7 @@ func (re *Regexp) FindAll(s string) [][]string {
 		}
 		out = append(out, row)
 	})
-	return out
+	return out, err
 }
 
 // Search is Python's re.search(pattern, s): the first match, with
@@ -221,7 +250,8 @@ func (re *Regexp) FindAll(s string) [][]string {
 // participate; Python would give None).
 func (re *Regexp) Search(s string) (groups []string, ok bool) {
 	t := newText(s)
-	spans := re.match(t, 0, false)
+	spans, err := re.match(t, 0, false)
+	re.must(err)
 	if spans == nil {
 		return nil, false
 	}
@@ -249,19 +279,26 @@ func (re *Regexp) Sub(s, repl string) string {
 	return re.SubTemplate(s, tmpl)
 }
 
-// SubTemplate is Sub with a template compiled by CompileTemplate.
+// SubTemplate is Sub with a template compiled by CompileTemplate for this
+// Regexp.
 func (re *Regexp) SubTemplate(s string, tmpl *Template) string {
-	if tmpl.re != re {
+	out, err := re.sub(s, tmpl)
+	re.must(err)
+	return out
+}
+
+func (re *Regexp) sub(s string, tmpl *Template) (string, error) {
+	if tmpl.re.pattern != re.pattern {
 		panic(fmt.Sprintf("pyre: template %q was compiled for pattern %q, not %q", tmpl.src, tmpl.re.pattern, re.pattern))
 	}
 	t := newText(s)
 	var b strings.Builder
 	last := 0 // code point index of the end of the previous match
-	re.each(t, func(spans []span) {
+	err := re.each(t, func(spans []span) {
 		b.WriteString(t.slice(last, spans[0].start))
 		tmpl.expand(&b, t, spans)
 		last = spans[0].end
 	})
 	b.WriteString(t.slice(last, len(t.runes)))
-	return b.String()
+	return b.String(), err
 }
