@@ -36,14 +36,17 @@ func (o CompareOptions) resamples() int {
 	if o.Resamples > 0 {
 		return o.Resamples
 	}
-	return 10000
+	return DefaultResamples
 }
+
+// DefaultLevel is the level of confidence intervals when none is given.
+const DefaultLevel = 0.95
 
 func (o CompareOptions) level() float64 {
 	if o.Level > 0 {
 		return o.Level
 	}
-	return 0.95
+	return DefaultLevel
 }
 
 // Comparison is the paired, question-by-question comparison of one task,

@@ -460,7 +460,7 @@ func (f mcRegexFilter) find(re *pyre.Regexp, s string, convert map[string]string
 
 func (f mcRegexFilter) ignores(s string) string {
 	for _, re := range f.ignore {
-		s = re.Sub(s, "")
+		s = re.Sub(s)
 	}
 	if f.ignoreCase {
 		s = pyre.Lower(s)

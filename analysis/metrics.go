@@ -54,7 +54,7 @@ func newExactMatch(kw harness.Value, field string) (*exactMatch, error) {
 
 func (em *exactMatch) normalize(s string) string {
 	for _, re := range em.ignore {
-		s = re.Sub(s, "")
+		s = re.Sub(s)
 	}
 	if em.ignoreCase {
 		s = pyre.Lower(s)

@@ -52,7 +52,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FIXTURES", fixtures)
 			// The integration scripts need services .ci/run starts.
-			for _, k := range []string{"EVALCAPSULE_INTEGRATION", "SLURM_CONF", "CONTAINERS_CONF"} {
+			for _, k := range []string{"EVALCAPSULE_INTEGRATION", "SLURM_CONF", "CONTAINERS_CONF", "EVALCAPSULE_REGISTRY"} {
 				env.Setenv(k, os.Getenv(k))
 			}
 			env.Setenv("CAPSULE_STATIC", static)
@@ -66,7 +66,7 @@ func TestScripts(t *testing.T) {
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		Cmds: scriptCmds(map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// waitstatus RUN_DIR STATUS SECONDS: wait until run.json says STATUS.
 			"waitstatus": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 3 {
@@ -147,6 +147,14 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("capsule %v: exit code %d, want %d", args[1:], got, want)
 				}
 			},
-		},
+		}),
 	})
+}
+
+// scriptCmds adds the layout commands (layout_test.go) to cmds.
+func scriptCmds(cmds map[string]func(ts *testscript.TestScript, neg bool, args []string)) map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	for k, v := range layoutCmds {
+		cmds[k] = v
+	}
+	return cmds
 }

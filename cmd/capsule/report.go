@@ -15,12 +15,13 @@ type reportOptions struct {
 	out    string
 	seed   uint64
 	failed int
+	ref    refOptions
 }
 
 func newReportCmd(io streams) *cobra.Command {
 	var opts reportOptions
 	cmd := &cobra.Command{
-		Use:   "report STUDY_DIR -o report.html",
+		Use:   "report STUDY_DIR|REF -o report.html",
 		Short: "Write the study report: one self-contained HTML file and its Markdown twin",
 		Long: `Write the study report: the attribution table and waterfall plot of every
 claim, the sensitivity table, the baseline → final comparison, a sample of
@@ -29,9 +30,16 @@ plots and needs no network; a Markdown file with the same tables is written
 beside it (report.md for -o report.html). When any run comes from the
 simulated backend, both say so at the top.
 
+The argument is a study directory or a capsule (REF, below): a capsule's
+study is unpacked into a temporary folder, every file checked, and the
+report is built from it.
+
+` + refHelp + `
+
 ` + exitCodesHelp,
-		Example: `  capsule report studies/llama-3.2-1b-instruct/ -o report.html`,
-		Args:    usageArgs(cobra.ExactArgs(1)),
+		Example: `  capsule report studies/llama-3.2-1b-instruct/ -o report.html
+  capsule report review/ -o report.html`,
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.out == "" {
 				return &usageError{fmt.Errorf("-o is required: the HTML file to write")}
@@ -44,10 +52,24 @@ simulated backend, both say so at the top.
 	f.StringVarP(&opts.out, "output", "o", "", "the HTML file to write (required)")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the bootstraps and the failure sample")
 	f.IntVar(&opts.failed, "failure-samples", 10, "misses to show per claim")
+	addRefFlags(f, &opts.ref)
 	return cmd
 }
 
 func runReport(ctx context.Context, opts reportOptions, dir string, io streams) error {
+	if isCapsuleRef(dir) {
+		c, err := openRef(ctx, dir, opts.ref, opts.json, io)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		unpacked, cleanup, err := unpackRef(ctx, c, "")
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		dir = unpacked
+	}
 	study, err := capsule.LoadStudy(dir)
 	if err != nil {
 		return err

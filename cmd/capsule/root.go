@@ -13,6 +13,7 @@ import (
 	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/spf13/cobra"
+	"oras.land/oras-go/v2/errdef"
 )
 
 // Exit codes, documented in every command's help.
@@ -57,6 +58,15 @@ func exitCode(err error) int {
 		errors.Is(err, harness.ErrInvalidSetting), errors.Is(err, harness.ErrInvalidRunner),
 		errors.Is(err, capsule.ErrRunExists), errors.Is(err, harness.ErrRecord):
 		return exitInput
+	case errors.Is(err, capsule.ErrReference), errors.Is(err, capsule.ErrIncomplete), errors.Is(err, capsule.ErrNotPackable),
+		errors.Is(err, errdef.ErrNotFound): // a tag or repository the registry does not have
+		return exitInput
+	case errors.Is(err, capsule.ErrFormat):
+		// The capsule was read and found invalid: a verification that
+		// failed.
+		return exitFailed
+	case errors.Is(err, capsule.ErrRegistry):
+		return exitExternal
 	case errors.Is(err, context.Canceled):
 		return exitInput
 	}
@@ -131,6 +141,14 @@ or shared.
 	root.AddCommand(newReportCmd(io))
 	root.AddCommand(newScoresCmd(io))
 	root.AddCommand(newRunCmd(io))
+	root.AddCommand(newPackCmd(io))
+	root.AddCommand(newInspectCmd(io))
+	root.AddCommand(newVerifyCmd(io))
+	root.AddCommand(newReplayCmd(io))
+	root.AddCommand(newPushCmd(io))
+	root.AddCommand(newPullCmd(io))
+	root.AddCommand(newDiffCmd(io))
+	root.AddCommand(newUnpackCmd(io))
 	root.AddCommand(newJobCmd(io))
 	return root
 }

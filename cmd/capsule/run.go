@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/evalcapsule/evalcapsule/harness"
@@ -18,8 +19,17 @@ import (
 )
 
 type runOptions struct {
-	json      bool
-	runner    string
+	json     bool
+	runner   runnerFlags
+	parallel int
+	only     []string
+	command  string
+	dryRun   bool
+}
+
+// runnerFlags choose and configure the runner of `run` and `replay --rerun`.
+type runnerFlags struct {
+	kind      string
 	simulate  bool
 	partition string
 	gpus      int
@@ -28,10 +38,57 @@ type runOptions struct {
 	image     string
 	allowTag  bool
 	cache     string
-	parallel  int
-	only      []string
-	command   string
-	dryRun    bool
+}
+
+func addRunnerFlags(f *pflag.FlagSet, o *runnerFlags) {
+	f.StringVar(&o.kind, "runner", "", "local, container, slurm or simulated (default: the study's runner.kind)")
+	f.BoolVar(&o.simulate, "simulate", false, "use the simulated backend (no GPU, no lm-eval) through the chosen runner")
+	f.StringVar(&o.partition, "partition", "", "Slurm partition")
+	f.IntVar(&o.gpus, "gpus", 1, "GPUs per run (Slurm --gres=gpu:N; containers get all GPUs when > 0)")
+	f.StringVar(&o.slurmTime, "time", "", "Slurm time limit per run")
+	f.StringVar(&o.engine, "engine", "podman", "container engine: podman, docker or apptainer")
+	f.StringVar(&o.image, "image", "", "container image, name@sha256:<digest> (default: the study's harness.image)")
+	f.BoolVar(&o.allowTag, "allow-tag", false, "accept an image given by tag (its digest is still recorded)")
+	f.StringVar(&o.cache, "cache", "", "host directory mounted as the Hugging Face cache in containers")
+}
+
+// newRunner builds the runner the flags choose for the study: kind is the
+// runner's name, simulated whether runs use the simulated backend, and
+// image the container image when none is given by flag.
+func (o runnerFlags) newRunner(study *capsule.Study, image string) (r harness.Runner, kind string, simulated bool, err error) {
+	kind = firstNonEmpty(o.kind, study.Runner.Kind)
+	simulated = o.simulate || kind == "simulated"
+	self, err := selfPath()
+	if err != nil {
+		return nil, "", false, err
+	}
+	job := []string{self, "job"}
+	switch kind {
+	case "simulated":
+		pace, err := simulatePace()
+		if err != nil {
+			return nil, "", false, err
+		}
+		r = simulate.Runner{Effects: simulate.DefaultEffects(), Pace: pace}
+	case "local":
+		r = harness.LocalRunner{Job: job}
+	case "slurm":
+		sr := harness.SlurmRunner{Job: job, Partition: firstNonEmpty(o.partition, study.Runner.Options["partition"]), GPUs: o.gpus, Time: o.slurmTime}
+		if err := sr.Check(); err != nil {
+			return nil, "", false, err
+		}
+		r = sr
+	case "container":
+		cr := harness.ContainerRunner{Engine: o.engine, Image: firstNonEmpty(o.image, image, study.Harness.Image), AllowTag: o.allowTag,
+			GPUs: o.gpus > 0 && !simulated, Cache: o.cache, PassEnv: []string{"HF_TOKEN"}}
+		if err := cr.Check(); err != nil {
+			return nil, "", false, err
+		}
+		r = cr
+	default:
+		return nil, "", false, &usageError{fmt.Errorf("unknown runner %q (local, container, slurm or simulated)", kind)}
+	}
+	return r, kind, simulated, nil
 }
 
 func newRunCmd(io streams) *cobra.Command {
@@ -74,15 +131,7 @@ cluster or a container without a GPU).
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.json, "json", false, "print the outcome of every run as JSON")
-	f.StringVar(&opts.runner, "runner", "", "local, container, slurm or simulated (default: the study's runner.kind)")
-	f.BoolVar(&opts.simulate, "simulate", false, "use the simulated backend (no GPU, no lm-eval) through the chosen runner")
-	f.StringVar(&opts.partition, "partition", "", "Slurm partition")
-	f.IntVar(&opts.gpus, "gpus", 1, "GPUs per run (Slurm --gres=gpu:N; containers get all GPUs when > 0)")
-	f.StringVar(&opts.slurmTime, "time", "", "Slurm time limit per run")
-	f.StringVar(&opts.engine, "engine", "podman", "container engine: podman, docker or apptainer")
-	f.StringVar(&opts.image, "image", "", "container image, name@sha256:<digest> (default: the study's harness.image)")
-	f.BoolVar(&opts.allowTag, "allow-tag", false, "accept an image given by tag (its digest is still recorded)")
-	f.StringVar(&opts.cache, "cache", "", "host directory mounted as the Hugging Face cache in containers")
+	addRunnerFlags(f, &opts.runner)
 	f.IntVar(&opts.parallel, "parallel", 0, "runs at once (default 1; all cores for simulated; every run for slurm)")
 	f.StringSliceVar(&opts.only, "only", nil, "run only these planned runs (by name)")
 	f.StringVar(&opts.command, "lm-eval", "lm_eval", "how lm-eval is started, recorded in run.json's argv (e.g. \"python3 -m lm_eval\")")
@@ -95,43 +144,13 @@ func runRun(ctx context.Context, opts runOptions, dir string, io streams) error 
 	if err != nil {
 		return err
 	}
-	kind := opts.runner
-	if kind == "" {
-		kind = study.Runner.Kind
-	}
-	self, err := selfPath()
+	runner, kind, simulated, err := opts.runner.newRunner(study, "")
 	if err != nil {
 		return err
 	}
-	job := []string{self, "job"}
-	ro := capsule.RunOptions{RunnerKind: kind, Simulated: opts.simulate || kind == "simulated", Parallel: opts.parallel, Only: opts.only, Command: strings.Fields(opts.command)}
-	switch kind {
-	case "simulated":
-		pace, err := simulatePace()
-		if err != nil {
-			return err
-		}
-		ro.Runner = simulate.Runner{Effects: simulate.DefaultEffects(), Pace: pace}
-	case "local":
-		ro.Runner = harness.LocalRunner{Job: job}
-	case "slurm":
-		sr := harness.SlurmRunner{Job: job, Partition: firstNonEmpty(opts.partition, study.Runner.Options["partition"]), GPUs: opts.gpus, Time: opts.slurmTime}
-		if err := sr.Check(); err != nil {
-			return err
-		}
-		ro.Runner = sr
-		if ro.Parallel == 0 {
-			ro.Parallel = len(study.Plan())
-		}
-	case "container":
-		image := firstNonEmpty(opts.image, study.Harness.Image)
-		cr := harness.ContainerRunner{Engine: opts.engine, Image: image, AllowTag: opts.allowTag, GPUs: opts.gpus > 0 && !ro.Simulated, Cache: opts.cache, PassEnv: []string{"HF_TOKEN"}}
-		if err := cr.Check(); err != nil {
-			return err
-		}
-		ro.Runner = cr
-	default:
-		return &usageError{fmt.Errorf("unknown runner %q (local, container, slurm or simulated)", kind)}
+	ro := capsule.RunOptions{Runner: runner, RunnerKind: kind, Simulated: simulated, Parallel: opts.parallel, Only: opts.only, Command: strings.Fields(opts.command)}
+	if kind == "slurm" && ro.Parallel == 0 {
+		ro.Parallel = len(study.Plan())
 	}
 	if opts.dryRun {
 		return dryRun(study, io)

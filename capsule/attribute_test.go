@@ -1,0 +1,149 @@
+package capsule_test
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/capsule"
+	"github.com/evalcapsule/evalcapsule/harness/simulate"
+)
+
+const demoStudy = `study: demo
+model: {id: simulated/model-1b}
+card:
+  source: https://example.invalid/card
+  claims:
+    - {task: gsm8k, metric: exact_match, filter: strict-match, value: 0.45,
+       settings: {num_fewshot: 8, apply_chat_template: true}}
+harness: {version: 0.4.9.1}
+runner: {kind: simulated}
+baseline: {model: hf, tasks: [gsm8k], num_fewshot: 5, batch_size: 8, seed: [0, 1234, 1234, 1234], log_samples: true}
+steps:
+  - {name: "8-shot", set: {num_fewshot: 8}}
+  - {name: "chat template on", set: {apply_chat_template: true}}
+  - {name: "flexible extraction", rescore: {filter: flexible-extract}}
+variants:
+  - {num_fewshot: 0}
+  - {apply_chat_template: true}
+  - {model_args: {dtype: float16}}
+`
+
+// simulateStudy writes study.yaml and runs every planned run with the
+// simulated backend (SIMULATED: no model is run).
+func simulateStudy(t *testing.T, yaml string, seed int64, docs int) *capsule.Study {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "study.yaml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := capsule.LoadStudy(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range s.Plan() {
+		o, err := simulate.OptionsFor(pr.Spec, seed, simulate.DefaultEffects())
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.GSM8KDocs = docs
+		if _, err := simulate.Generate(filepath.Join(s.RunDir(pr), "output"), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func TestAttributeRecoversPlantedSteps(t *testing.T) {
+	s := simulateStudy(t, demoStudy, 7, 1319)
+	att, err := capsule.Attribute(context.Background(), s, analysis.AttributionOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !att.Simulated || len(att.Claims) != 1 {
+		t.Fatalf("%+v", att)
+	}
+	c := att.Claims[0]
+	if len(c.Steps) != 3 || c.Steps[2].Kind != "rescore" {
+		t.Fatalf("steps %+v", c.Steps)
+	}
+	// The planted strict-match effect of each run step follows from the
+	// simulation's construction (see analysis' coverage test):
+	// E[strict] = accuracy · (1 − truncated) · (1 − format miss) · 0.96.
+	expected := func(name string) float64 {
+		for _, pr := range s.Plan() {
+			if pr.Name == name {
+				o, _ := simulate.OptionsFor(pr.Spec, 0, simulate.DefaultEffects())
+				return o.GSM8KAccuracy * (1 - o.GSM8KTruncated) * (1 - o.GSM8KFormatMiss) * 0.96
+			}
+		}
+		t.Fatalf("no run %s", name)
+		return 0
+	}
+	runs := []string{"baseline", "step-1-8-shot", "step-2-chat-template-on"}
+	for i, st := range c.Steps[:2] {
+		planted := expected(runs[i+1]) - expected(runs[i])
+		if !(st.CILow <= planted && planted <= st.CIHigh) {
+			t.Errorf("%s: planted Δ %.4f outside the CI [%.4f, %.4f] (Δ %.4f)", st.Name, planted, st.CILow, st.CIHigh, st.Delta)
+		}
+	}
+	for _, st := range c.Steps {
+		if !(st.CILow <= st.Delta && st.Delta <= st.CIHigh) {
+			t.Errorf("%s: Δ %v outside its own CI [%v, %v]", st.Name, st.Delta, st.CILow, st.CIHigh)
+		}
+	}
+	if c.Steps[2].Delta <= 0 || c.Steps[2].P > 0.05 {
+		t.Errorf("flexible re-scoring: %+v", c.Steps[2])
+	}
+	last := c.Baseline
+	for _, st := range c.Steps {
+		if math.Abs(st.Value-(last+st.Delta)) > 1e-12 {
+			t.Errorf("%s: value %v ≠ previous %v + Δ %v", st.Name, st.Value, last, st.Delta)
+		}
+		last = st.Value
+	}
+	if c.Final != last || math.Abs(c.Unexplained-(c.Card-c.Final)) > 1e-12 {
+		t.Errorf("final %v, unexplained %v", c.Final, c.Unexplained)
+	}
+	if len(c.Sensitivity) != 3 || !strings.Contains(c.Sensitivity[2].Change, "dtype=float16") {
+		t.Errorf("sensitivity %+v", c.Sensitivity)
+	}
+	if c.Statement == "" {
+		t.Error("no statement")
+	}
+}
+
+func TestAttributeShapleyFactorial(t *testing.T) {
+	// Two run steps and a variant with the second alone: {∅, {1}, {2}, {1,2}}.
+	study := strings.Replace(demoStudy, "  - {num_fewshot: 0}\n", "", 1)
+	s := simulateStudy(t, study, 3, 400)
+	att, err := capsule.Attribute(context.Background(), s, analysis.AttributionOptions{Seed: 1, Resamples: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := att.Claims[0]
+	if c.Shapley == nil || c.Interaction == nil {
+		t.Fatalf("no Shapley attribution for a full factorial: %+v", c)
+	}
+	total := c.Steps[1].Value - c.Baseline
+	var phi float64
+	for _, v := range c.Shapley {
+		phi += v.Value
+	}
+	if math.Abs(phi-total) > 1e-9 {
+		t.Errorf("Shapley values sum to %v, total effect %v", phi, total)
+	}
+}
+
+func TestAttributeMissingRun(t *testing.T) {
+	s := simulateStudy(t, demoStudy, 1, 20)
+	os.RemoveAll(filepath.Join(s.Dir, "runs", "variant-1-num-fewshot-0"))
+	_, err := capsule.Attribute(context.Background(), s, analysis.AttributionOptions{})
+	if err == nil || !strings.Contains(err.Error(), "variant-1-num-fewshot-0") || !strings.Contains(err.Error(), "has not been run") {
+		t.Fatalf("got %v", err)
+	}
+}

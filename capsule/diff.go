@@ -1,0 +1,197 @@
+package capsule
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/diff"
+
+	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/harness"
+)
+
+// CapsuleDiff is what changed between two capsules: the study file, each
+// run's settings and environment, and the scores.
+type CapsuleDiff struct {
+	StudyYAML string       `json:"study_yaml,omitempty"` // a unified diff
+	Runs      []RunDiff    `json:"runs"`
+	Scores    []ScoreDiff  `json:"scores"`
+	Tables    []ReplayDiff `json:"tables"` // attribution numbers that differ
+	Same      bool         `json:"same"`
+}
+
+// RunDiff lists the changes of one run.
+type RunDiff struct {
+	Run     string   `json:"run"`
+	Status  string   `json:"status"` // "added", "removed", "changed"
+	Changes []Change `json:"changes,omitempty"`
+}
+
+// Change is one field that differs.
+type Change struct {
+	Field string `json:"field"`
+	A     string `json:"a"`
+	B     string `json:"b"`
+}
+
+// ScoreDiff is one reported score that differs.
+type ScoreDiff struct {
+	Run    string `json:"run"`
+	Task   string `json:"task"`
+	Metric string `json:"metric"`
+	Filter string `json:"filter"`
+	A      string `json:"a"`
+	B      string `json:"b"`
+}
+
+// Diff compares two capsules' configs.
+func Diff(a, b *Config) *CapsuleDiff {
+	d := &CapsuleDiff{Runs: []RunDiff{}, Scores: []ScoreDiff{}, Tables: []ReplayDiff{}}
+	if a.StudyYAML != b.StudyYAML {
+		d.StudyYAML = string(diff.Diff("a/study.yaml", []byte(a.StudyYAML), "b/study.yaml", []byte(b.StudyYAML)))
+	}
+	ra, rb := runsByName(a), runsByName(b)
+	for _, name := range unionKeys(ra, rb) {
+		x, inA := ra[name]
+		y, inB := rb[name]
+		switch {
+		case !inB:
+			d.Runs = append(d.Runs, RunDiff{Run: name, Status: "removed"})
+		case !inA:
+			d.Runs = append(d.Runs, RunDiff{Run: name, Status: "added"})
+		default:
+			if ch := recordChanges(x, y); len(ch) > 0 {
+				d.Runs = append(d.Runs, RunDiff{Run: name, Status: "changed", Changes: ch})
+			}
+		}
+	}
+	sa, sb := scoresOf(a.Rescore), scoresOf(b.Rescore)
+	for _, k := range unionKeys(sa, sb) {
+		x, y := sa[k], sb[k]
+		if x.Reported.Equal(y.Reported) && x.ReportedStderr.Equal(y.ReportedStderr) {
+			continue
+		}
+		parts := strings.Split(k, "\x00")
+		d.Scores = append(d.Scores, ScoreDiff{Run: parts[0], Task: parts[1], Metric: parts[2], Filter: parts[3],
+			A: x.Reported.String() + " ± " + x.ReportedStderr.String(), B: y.Reported.String() + " ± " + y.ReportedStderr.String()})
+	}
+	if a.Attribution != nil && b.Attribution != nil {
+		if _, diffs, err := compareJSON(a.Attribution, b.Attribution, "attribution"); err == nil {
+			d.Tables = append(d.Tables, diffs...)
+		}
+	}
+	d.Same = d.StudyYAML == "" && len(d.Runs) == 0 && len(d.Scores) == 0 && len(d.Tables) == 0
+	return d
+}
+
+func runsByName(c *Config) map[string]*harness.RunRecord {
+	m := map[string]*harness.RunRecord{}
+	for _, r := range c.Runs {
+		m[r.Name] = r.Record
+	}
+	return m
+}
+
+func unionKeys[V any](a, b map[string]V) []string {
+	set := map[string]bool{}
+	for k := range a {
+		set[k] = true
+	}
+	for k := range b {
+		set[k] = true
+	}
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// scoresOf keys a re-scoring's reported numbers by run, task, metric, filter.
+func scoresOf(r *analysis.Report) map[string]analysis.Check {
+	m := map[string]analysis.Check{}
+	if r == nil {
+		return m
+	}
+	for _, run := range r.Runs {
+		name := runName(run.Path)
+		for _, c := range run.Checks {
+			m[name+"\x00"+c.Task+"\x00"+c.Metric+"\x00"+c.Filter] = c
+		}
+	}
+	return m
+}
+
+// runName is the run directory's name in a study-relative path
+// (runs/<name>/output/...).
+func runName(p string) string {
+	parts := strings.Split(p, "/")
+	for i := 0; i+1 < len(parts); i++ {
+		if parts[i] == "runs" {
+			return parts[i+1]
+		}
+	}
+	return p
+}
+
+// recordChanges lists what differs between two run records: settings,
+// argv, harness, image, model, seeds, environment.
+func recordChanges(a, b *harness.RunRecord) []Change {
+	var out []Change
+	add := func(field, x, y string) {
+		if x != y {
+			out = append(out, Change{Field: field, A: x, B: y})
+		}
+	}
+	add("status", a.Status, b.Status)
+	add("argv", strings.Join(a.Argv, " "), strings.Join(b.Argv, " "))
+	add("harness.version", a.Harness.Version, b.Harness.Version)
+	add("harness.commit", a.Harness.Commit, b.Harness.Commit)
+	add("harness.dirty", fmt.Sprint(a.Harness.Dirty), fmt.Sprint(b.Harness.Dirty))
+	img := func(r *harness.RunRecord) (string, string) {
+		if r.Image == nil {
+			return "", ""
+		}
+		return r.Image.IndexDigest, r.Image.PlatformDigest
+	}
+	ia, pa := img(a)
+	ib, pb := img(b)
+	add("image.index_digest", ia, ib)
+	add("image.platform_digest", pa, pb)
+	add("model.revision", a.Model.Revision, b.Model.Revision)
+	add("model.resolved_revision", a.Model.ResolvedRevision, b.Model.ResolvedRevision)
+	add("simulated", fmt.Sprint(a.Simulated), fmt.Sprint(b.Simulated))
+	env := func(r *harness.RunRecord) *harness.Environment {
+		if r.Env == nil {
+			return &harness.Environment{}
+		}
+		return r.Env
+	}
+	ea, eb := env(a), env(b)
+	add("environment.driver_version", ea.DriverVersion, eb.DriverVersion)
+	add("environment.cuda_version", ea.CUDAVersion, eb.CUDAVersion)
+	add("environment.python_version", ea.PythonVersion, eb.PythonVersion)
+	add("environment.lm_eval_version", ea.LMEvalVersion, eb.LMEvalVersion)
+	gpus := func(e *harness.Environment) string {
+		var names []string
+		for _, g := range e.GPUs {
+			names = append(names, g.Name)
+		}
+		return strings.Join(names, ", ")
+	}
+	add("environment.gpus", gpus(ea), gpus(eb))
+	pkgs := func(e *harness.Environment) map[string]string {
+		m := map[string]string{}
+		for _, p := range e.Packages {
+			m[p.Name] = p.Version
+		}
+		return m
+	}
+	pa2, pb2 := pkgs(ea), pkgs(eb)
+	for _, name := range unionKeys(pa2, pb2) {
+		add("package "+name, pa2[name], pb2[name])
+	}
+	return out
+}

@@ -1,0 +1,890 @@
+package capsule
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/opencontainers/go-digest"
+	specs "github.com/opencontainers/image-spec/specs-go"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
+	"oras.land/oras-go/v2"
+
+	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/harness"
+)
+
+// ErrIncomplete means a planned run of the study is missing or not done,
+// so the capsule would not hold what the study claims.
+var ErrIncomplete = errors.New("study is incomplete")
+
+// ErrNotPackable means a file of the study cannot go into a capsule: a
+// symbolic link, or a name a reader would refuse.
+var ErrNotPackable = errors.New("file cannot be packed")
+
+// DefaultTag names the capsule in its layout's index.json when
+// PackOptions.Tag is empty.
+const DefaultTag = "latest"
+
+// epoch is the created time of a capsule whose runs record no end time.
+var epoch = time.Unix(0, 0).UTC()
+
+// PackOptions configures Pack. The zero value packs a complete study and
+// tags it "latest".
+type PackOptions struct {
+	// Tag names the manifest in the layout's index.json (default "latest").
+	Tag string
+	// PackerVersion is the packing program's version, recorded in the
+	// config. It is part of the digest: another version of the packer
+	// gives another capsule.
+	PackerVersion string
+	// AllowIncomplete packs a study whose planned runs are missing or not
+	// done instead of refusing it.
+	AllowIncomplete bool
+	// Attribution and Rescore are the tables the caller computed at pack
+	// time (`capsule attribute --json`, `capsule rescore --json`); nil
+	// leaves them out of the config. Pack only stores them, so that it
+	// stays quick and the tables' options stay the caller's.
+	Attribution *analysis.Attribution
+	Rescore     *analysis.Report
+	// TableOptions are the options the tables were computed with.
+	TableOptions *TableOptions
+	// Created overrides org.opencontainers.image.created. By default it is
+	// the latest end time among the run records (the Unix epoch when none
+	// has ended), so that the same study always gives the same digest.
+	Created time.Time
+	// Replace lets Pack replace an existing out; by default an existing
+	// out (other than an empty directory) is an error.
+	Replace bool
+	// Progress, when set, is called as files are packed: when each starts,
+	// every few MiB of large files, and when each ends. Calls come from
+	// several goroutines, one at a time.
+	Progress func(Progress)
+}
+
+// Progress is how far a Pack or Unpack is.
+type Progress struct {
+	// Path is the file being packed or written (its title).
+	Path string
+	// Done and Size are the bytes of Path read so far and its size.
+	Done, Size int64
+	// Files of TotalFiles are finished; Bytes of TotalBytes are read.
+	Files, TotalFiles int
+	Bytes, TotalBytes int64
+}
+
+// PackResult says what Pack wrote.
+type PackResult struct {
+	// Manifest is the capsule's manifest descriptor; its digest names the
+	// capsule.
+	Manifest ocispec.Descriptor
+	// Files is the number of files packed (layers).
+	Files int
+	// Bytes is their total size in the study directory; Stored the size of
+	// the blobs written (layers, config, manifest), samples compressed.
+	Bytes  int64
+	Stored int64
+}
+
+// Pack freezes the study directory studyDir into a capsule at out: an OCI
+// image layout directory, or, when out ends in ".tar", a tar of one. Every
+// regular file of the study is a layer, except runs/*/output.partial/,
+// runs/*/progress.json and hidden files; a symbolic link is an error. Pack
+// refuses a study whose planned runs are missing or not done unless
+// opts.AllowIncomplete. Nothing appears at out unless everything succeeded:
+// Pack builds the capsule beside it and renames it into place.
+//
+// The same study directory gives the same manifest digest and, for a tar,
+// the same bytes, wherever it lies and whatever its files' times and
+// permissions (docs/capsule-format.md, "Reproducibility").
+func Pack(ctx context.Context, studyDir, out string, opts PackOptions) (PackResult, error) {
+	tag := opts.Tag
+	if tag == "" {
+		tag = DefaultTag
+	}
+	if !tagRE.MatchString(tag) {
+		return PackResult{}, fmt.Errorf("pack: tag %q is not a valid OCI tag", tag)
+	}
+	study, err := LoadStudy(studyDir)
+	if err != nil {
+		return PackResult{}, err
+	}
+	root, err := filepath.Abs(study.Dir)
+	if err != nil {
+		return PackResult{}, err
+	}
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	outAbs, err := absResolved(out)
+	if err != nil {
+		return PackResult{}, err
+	}
+	files, err := studyFiles(root, outAbs)
+	if err != nil {
+		return PackResult{}, err
+	}
+	cfg, created, err := studyConfig(study, root, files, opts)
+	if err != nil {
+		return PackResult{}, err
+	}
+	if !opts.Created.IsZero() {
+		created = opts.Created.UTC()
+	}
+	asTar := strings.HasSuffix(out, ".tar")
+	if err := checkOut(outAbs, asTar, opts.Replace); err != nil {
+		return PackResult{}, err
+	}
+
+	tmp, err := os.MkdirTemp(filepath.Dir(outAbs), "."+filepath.Base(outAbs)+".tmp-")
+	if err != nil {
+		return PackResult{}, fmt.Errorf("pack: %w", err)
+	}
+	defer os.RemoveAll(tmp) // a no-op once it is renamed to out
+	lw := &layoutWriter{dir: tmp}
+	if err := os.MkdirAll(lw.blobDir(), 0o755); err != nil {
+		return PackResult{}, err
+	}
+
+	layers, err := packFiles(ctx, lw, files, opts.Progress)
+	if err != nil {
+		return PackResult{}, err
+	}
+	cfgJSON, err := MarshalConfig(cfg)
+	if err != nil {
+		return PackResult{}, fmt.Errorf("pack: config: %w", err)
+	}
+	cfgDesc := ocispec.Descriptor{MediaType: ConfigMediaType, Digest: digest.FromBytes(cfgJSON), Size: int64(len(cfgJSON))}
+	if err := lw.Push(ctx, cfgDesc, bytes.NewReader(cfgJSON)); err != nil {
+		return PackResult{}, err
+	}
+	// No title on the manifest: oras-go's layout store copies manifest
+	// annotations into index.json, and `oras pull` then writes the
+	// manifest itself out as a file of that name.
+	manifest, err := oras.PackManifest(ctx, lw, oras.PackManifestVersion1_1, ArtifactType, oras.PackManifestOptions{
+		ConfigDescriptor:    &cfgDesc,
+		Layers:              layers,
+		ManifestAnnotations: map[string]string{ocispec.AnnotationCreated: created.Format(time.RFC3339)},
+	})
+	if err != nil {
+		return PackResult{}, fmt.Errorf("pack: %w", err)
+	}
+	if err := lw.finish(manifest, tag); err != nil {
+		return PackResult{}, err
+	}
+
+	res := PackResult{Manifest: manifest, Files: len(files), Stored: lw.stored()}
+	for _, l := range layers {
+		res.Bytes += l.Size
+		if n, ok := l.Annotations[AnnotationContentSize]; ok {
+			size, _ := strconv.ParseInt(n, 10, 64)
+			res.Bytes += size - l.Size
+		}
+	}
+	if asTar {
+		err = writeLayoutTar(ctx, tmp, outAbs, opts.Replace)
+	} else {
+		err = renameInto(tmp, outAbs, opts.Replace)
+	}
+	if err != nil {
+		return PackResult{}, err
+	}
+	return res, nil
+}
+
+// tagRE is the OCI distribution spec's tag grammar.
+var tagRE = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
+
+// absResolved makes p absolute with its parent directory's symbolic links
+// resolved, so that a study and an out inside it compare as paths.
+func absResolved(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		abs = filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs, nil
+}
+
+// studyFile is one file to pack.
+type studyFile struct {
+	title, abs string
+	size       int64
+	mediaType  string
+}
+
+// studyFiles lists the files of the study directory root that go into a
+// capsule, sorted by title, leaving out out (a capsule packed into its own
+// study) and what is never packed.
+func studyFiles(root, out string) ([]studyFile, error) {
+	var files []studyFile
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == root {
+			return nil
+		}
+		skip := func() error {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		title := filepath.ToSlash(rel)
+		parts := strings.Split(title, "/")
+		switch {
+		case strings.HasPrefix(d.Name(), "."), p == out:
+			// Hidden files, editors' and our own temporary files.
+			return skip()
+		case d.IsDir() && len(parts) == 3 && parts[0] == "runs" && parts[2] == harness.Partial:
+			// An interrupted lm-eval's output.
+			return filepath.SkipDir
+		case len(parts) == 3 && parts[0] == "runs" && parts[2] == harness.ProgressFile:
+			return nil
+		case d.Type()&fs.ModeSymlink != 0:
+			return fmt.Errorf("pack: %s: %w: a symbolic link (a capsule holds regular files only; put a copy of the file in its place)", p, ErrNotPackable)
+		case d.IsDir() || !d.Type().IsRegular():
+			return nil
+		}
+		if err := CheckTitle(title); err != nil {
+			var pr *Problem
+			if errors.As(err, &pr) {
+				return fmt.Errorf("pack: %s: %w: a reader would refuse its name (%s)", p, ErrNotPackable, pr.Found)
+			}
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		files = append(files, studyFile{title: title, abs: p, size: info.Size(), mediaType: MediaTypeFor(title)})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].title < files[j].title })
+	return files, nil
+}
+
+// studyConfig builds the config from the study and its run records, checks
+// that the planned runs are done, and returns the capsule's created time.
+func studyConfig(study *Study, root string, files []studyFile, opts PackOptions) (*Config, time.Time, error) {
+	yamlText, err := os.ReadFile(filepath.Join(root, StudyFile))
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	cfg := &Config{
+		Schema:        ConfigSchema,
+		FormatVersion: FormatVersion,
+		Packer:        Packer{Name: "capsule", Version: opts.PackerVersion},
+		Study:         study.Name,
+		StudyYAML:     string(yamlText),
+		Runs:          []ConfigRun{},
+		Attribution:   opts.Attribution,
+		Rescore:       opts.Rescore,
+		TableOptions:  opts.TableOptions,
+	}
+	created := epoch
+	records := map[string]*harness.RunRecord{}
+	results := map[string]bool{}
+	for _, f := range files {
+		parts := strings.Split(f.title, "/")
+		if f.mediaType == MediaResults {
+			results[parts[1]] = true
+		}
+		if f.mediaType != MediaRun {
+			continue
+		}
+		rec, err := harness.ReadRecord(filepath.Dir(f.abs))
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("pack: %w", err)
+		}
+		records[parts[1]] = rec
+		cfg.Runs = append(cfg.Runs, ConfigRun{Name: parts[1], Record: rec})
+		cfg.Simulated = cfg.Simulated || rec.Simulated
+		if rec.End != nil && rec.End.After(created) {
+			created = rec.End.UTC()
+		}
+	}
+	var missing []string
+	for _, pr := range study.Plan() {
+		rec := records[pr.Name]
+		switch {
+		case rec == nil:
+			missing = append(missing, fmt.Sprintf("%s (%s) has not been run", pr.Name, pr.Label))
+		case rec.Status != harness.StatusDone:
+			missing = append(missing, fmt.Sprintf("%s (%s) is %s", pr.Name, pr.Label, rec.Status))
+		case !results[pr.Name]:
+			missing = append(missing, fmt.Sprintf("%s (%s) is done but runs/%s/output holds no results file", pr.Name, pr.Label, pr.Name))
+		}
+	}
+	if len(missing) > 0 && !opts.AllowIncomplete {
+		return nil, time.Time{}, fmt.Errorf("pack %s: %w: %s; finish the runs (capsule run %s) or pack it as it is with AllowIncomplete",
+			root, ErrIncomplete, strings.Join(missing, "; "), root)
+	}
+	return cfg, created.Truncate(time.Second), nil
+}
+
+// checkOut refuses an out that exists, unless it may be replaced or is an
+// empty directory to fill.
+func checkOut(out string, asTar, replace bool) error {
+	st, err := os.Lstat(out)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case st.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("pack: %s is a symbolic link; give the path it points to", out)
+	case asTar && st.IsDir():
+		return fmt.Errorf("pack: %s exists and is a directory, not a tar file", out)
+	case !asTar && !st.IsDir():
+		return fmt.Errorf("pack: %s exists and is not a directory (name a .tar to write a tar)", out)
+	case replace:
+		return nil
+	case st.IsDir():
+		if empty, err := isEmptyDir(out); err != nil || empty {
+			return err
+		}
+	}
+	return fmt.Errorf("pack: %s: %w (set Replace to replace it)", out, fs.ErrExist)
+}
+
+func isEmptyDir(dir string) (bool, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	if err == io.EOF {
+		return true, nil
+	}
+	return false, err
+}
+
+// renameInto moves the finished directory tmp to out, replacing an empty
+// directory, or any directory when replace is set.
+func renameInto(tmp, out string, replace bool) error {
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	st, err := os.Lstat(out)
+	if errors.Is(err, fs.ErrNotExist) {
+		return os.Rename(tmp, out)
+	}
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s: %w", out, fs.ErrExist)
+	}
+	empty, err := isEmptyDir(out)
+	if err != nil {
+		return err
+	}
+	if empty {
+		if err := os.Remove(out); err != nil {
+			return err
+		}
+		return os.Rename(tmp, out)
+	}
+	if !replace {
+		return fmt.Errorf("%s: %w", out, fs.ErrExist)
+	}
+	// Move the old one aside first, so that out is never half old, half
+	// new; it goes once the new one is in place.
+	old := tmp + ".old"
+	if err := os.Rename(out, old); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		os.Rename(old, out)
+		return err
+	}
+	return os.RemoveAll(old)
+}
+
+// zstdEncoderOptions make compression a function of the input alone: a
+// fixed level and window, one goroutine (the parallel encoder's blocks
+// would depend on GOMAXPROCS), and no content checksum (the layer's sha256
+// and the content digest annotation already cover the bytes).
+var zstdEncoderOptions = []zstd.EOption{
+	zstd.WithEncoderLevel(zstd.SpeedDefault),
+	zstd.WithWindowSize(MaxZstdWindow),
+	zstd.WithEncoderConcurrency(1),
+	zstd.WithEncoderCRC(false),
+	zstd.WithZeroFrames(true),
+}
+
+// chunk is the read size for files: large enough that syscalls do not
+// count, small enough that progress moves.
+const chunk = 1 << 20
+
+// progressEvery is how often a large file reports progress.
+const progressEvery = 8 << 20
+
+// packFiles writes a blob for each file, in parallel (the largest first, so
+// that one big samples file does not start last), and returns the layers in
+// the files' order.
+func packFiles(ctx context.Context, lw *layoutWriter, files []studyFile, progress func(Progress)) ([]ocispec.Descriptor, error) {
+	pt := newProgressTracker(progress, len(files), files)
+	order := make([]int, len(files))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return files[order[a]].size > files[order[b]].size })
+
+	layers := make([]ocispec.Descriptor, len(files))
+	g, gctx := errgroup.WithContext(ctx)
+	workers := min(runtime.GOMAXPROCS(0), max(len(files), 1))
+	next := make(chan int)
+	g.Go(func() error {
+		defer close(next)
+		for _, i := range order {
+			select {
+			case next <- i:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		}
+		return nil
+	})
+	for range workers {
+		g.Go(func() error {
+			var enc *zstd.Encoder
+			buf := make([]byte, chunk)
+			for i := range next {
+				f := files[i]
+				if f.mediaType == MediaSamples && enc == nil {
+					var err error
+					if enc, err = zstd.NewWriter(nil, zstdEncoderOptions...); err != nil {
+						return err
+					}
+				}
+				d, err := packFile(gctx, lw, f, enc, buf, pt)
+				if err != nil {
+					return err
+				}
+				layers[i] = d
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return layers, nil
+}
+
+// packFile writes one file's blob: as it is, or zstd-compressed for
+// samples, hashing what it reads and what it writes in the same pass.
+func packFile(ctx context.Context, lw *layoutWriter, f studyFile, enc *zstd.Encoder, buf []byte, pt *progressTracker) (ocispec.Descriptor, error) {
+	src, err := os.Open(f.abs)
+	if err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("pack: %w", err)
+	}
+	defer src.Close()
+	st, err := src.Stat()
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	if !st.Mode().IsRegular() {
+		return ocispec.Descriptor{}, fmt.Errorf("pack: %s: %w: not a regular file", f.abs, ErrNotPackable)
+	}
+	blob, err := lw.create()
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	defer blob.abort()
+
+	compress := f.mediaType == MediaSamples
+	var dst io.Writer = blob
+	raw := sha256.New()
+	if compress {
+		enc.Reset(blob)
+		dst = enc
+	}
+	pt.start(f.title, st.Size())
+	var n int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return ocispec.Descriptor{}, err
+		}
+		k, rerr := src.Read(buf)
+		if k > 0 {
+			raw.Write(buf[:k])
+			if _, err := dst.Write(buf[:k]); err != nil {
+				return ocispec.Descriptor{}, err
+			}
+			n += int64(k)
+			pt.add(f.title, n, st.Size(), int64(k))
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return ocispec.Descriptor{}, fmt.Errorf("pack: %w", rerr)
+		}
+	}
+	if n != st.Size() {
+		return ocispec.Descriptor{}, fmt.Errorf("pack: %s changed while it was packed (%d bytes, then %d)", f.abs, st.Size(), n)
+	}
+	if compress {
+		if err := enc.Close(); err != nil {
+			return ocispec.Descriptor{}, err
+		}
+	}
+	d, err := blob.commit()
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	d.MediaType = f.mediaType
+	d.Annotations = map[string]string{ocispec.AnnotationTitle: f.title}
+	if compress {
+		d.Annotations[AnnotationContentDigest] = digest.NewDigest(digest.SHA256, raw).String()
+		d.Annotations[AnnotationContentSize] = strconv.FormatInt(n, 10)
+	}
+	pt.end(f.title, n)
+	return d, nil
+}
+
+// progressTracker serialises progress calls from the packing goroutines.
+type progressTracker struct {
+	fn    func(Progress)
+	mu    sync.Mutex
+	p     Progress
+	since map[string]int64
+}
+
+func newProgressTracker(fn func(Progress), n int, files []studyFile) *progressTracker {
+	pt := &progressTracker{fn: fn, since: map[string]int64{}}
+	pt.p.TotalFiles = n
+	for _, f := range files {
+		pt.p.TotalBytes += f.size
+	}
+	return pt
+}
+
+func (pt *progressTracker) start(path string, size int64) {
+	if pt.fn == nil {
+		return
+	}
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	pt.p.Path, pt.p.Done, pt.p.Size = path, 0, size
+	pt.fn(pt.p)
+}
+
+func (pt *progressTracker) add(path string, done, size, k int64) {
+	if pt.fn == nil {
+		return
+	}
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	pt.p.Bytes += k
+	pt.since[path] += k
+	if pt.since[path] >= progressEvery {
+		pt.since[path] = 0
+		pt.p.Path, pt.p.Done, pt.p.Size = path, done, size
+		pt.fn(pt.p)
+	}
+}
+
+func (pt *progressTracker) end(path string, size int64) {
+	if pt.fn == nil {
+		return
+	}
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	delete(pt.since, path)
+	pt.p.Files++
+	pt.p.Path, pt.p.Done, pt.p.Size = path, size, size
+	pt.fn(pt.p)
+}
+
+// layoutWriter writes an OCI image layout: blobs by digest, then
+// index.json and oci-layout. It is the content.Pusher oras.PackManifest
+// pushes the manifest to.
+type layoutWriter struct {
+	dir   string
+	mu    sync.Mutex
+	sizes map[digest.Digest]int64
+}
+
+func (lw *layoutWriter) blobDir() string { return filepath.Join(lw.dir, "blobs", "sha256") }
+
+// blobWriter is a blob being written: a temporary file in the blob
+// directory, hashed as it is written.
+type blobWriter struct {
+	lw *layoutWriter
+	f  *os.File
+	w  *bufio.Writer
+	h  digest.Digester
+	n  int64
+}
+
+func (lw *layoutWriter) create() (*blobWriter, error) {
+	f, err := os.CreateTemp(lw.blobDir(), ".ingest-")
+	if err != nil {
+		return nil, err
+	}
+	w, _ := blobBuffers.Get().(*bufio.Writer)
+	if w == nil {
+		w = bufio.NewWriterSize(f, chunk)
+	}
+	w.Reset(f)
+	return &blobWriter{lw: lw, f: f, w: w, h: digest.SHA256.Digester()}, nil
+}
+
+// blobBuffers holds the write buffers of blobs, which are many and
+// short-lived.
+var blobBuffers sync.Pool
+
+func (b *blobWriter) release() {
+	if b.w != nil {
+		b.w.Reset(nil)
+		blobBuffers.Put(b.w)
+		b.w = nil
+	}
+}
+
+func (b *blobWriter) Write(p []byte) (int, error) {
+	b.h.Hash().Write(p)
+	b.n += int64(len(p))
+	return b.w.Write(p)
+}
+
+// commit names the blob after its digest.
+func (b *blobWriter) commit() (ocispec.Descriptor, error) {
+	err := b.w.Flush()
+	b.release()
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	if err := b.f.Chmod(0o644); err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	if err := b.f.Close(); err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	d := ocispec.Descriptor{Digest: b.h.Digest(), Size: b.n}
+	// Two files with the same content give one blob: the rename of the
+	// second replaces the first with the same bytes.
+	if err := os.Rename(b.f.Name(), filepath.Join(b.lw.blobDir(), d.Digest.Encoded())); err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	b.f = nil
+	b.lw.mu.Lock()
+	if b.lw.sizes == nil {
+		b.lw.sizes = map[digest.Digest]int64{}
+	}
+	b.lw.sizes[d.Digest] = d.Size
+	b.lw.mu.Unlock()
+	return d, nil
+}
+
+// abort removes the temporary file of a blob that was not committed.
+func (b *blobWriter) abort() {
+	b.release()
+	if b.f != nil {
+		b.f.Close()
+		os.Remove(b.f.Name())
+	}
+}
+
+// Push writes a blob whose descriptor is known (the config, the manifest),
+// checking that the content matches it.
+func (lw *layoutWriter) Push(ctx context.Context, expected ocispec.Descriptor, r io.Reader) error {
+	b, err := lw.create()
+	if err != nil {
+		return err
+	}
+	defer b.abort()
+	if _, err := io.Copy(b, r); err != nil {
+		return err
+	}
+	if got := b.h.Digest(); got != expected.Digest || b.n != expected.Size {
+		return fmt.Errorf("pack: %s: wrote %s (%d bytes), expected %s (%d bytes)", expected.MediaType, got, b.n, expected.Digest, expected.Size)
+	}
+	_, err = b.commit()
+	return err
+}
+
+// stored is the size of the distinct blobs written.
+func (lw *layoutWriter) stored() int64 {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	var n int64
+	for _, s := range lw.sizes {
+		n += s
+	}
+	return n
+}
+
+// finish writes index.json, with the manifest tagged, and oci-layout. The
+// manifest's descriptor in the index carries its artifactType and created
+// annotation, as oras-go's layout store writes it, plus the tag.
+func (lw *layoutWriter) finish(manifest ocispec.Descriptor, tag string) error {
+	d := manifest
+	d.Annotations = map[string]string{ocispec.AnnotationRefName: tag}
+	for k, v := range manifest.Annotations {
+		d.Annotations[k] = v
+	}
+	index, err := json.Marshal(ocispec.Index{
+		Versioned: specs.Versioned{SchemaVersion: 2},
+		MediaType: ocispec.MediaTypeImageIndex,
+		Manifests: []ocispec.Descriptor{d},
+	})
+	if err != nil {
+		return err
+	}
+	layout, err := json.Marshal(ocispec.ImageLayout{Version: ocispec.ImageLayoutVersion})
+	if err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		b    []byte
+	}{{ocispec.ImageIndexFile, index}, {ocispec.ImageLayoutFile, layout}} {
+		p := filepath.Join(lw.dir, f.name)
+		if err := os.WriteFile(p, f.b, 0o644); err != nil {
+			return err
+		}
+		if err := os.Chmod(p, 0o644); err != nil {
+			return err
+		}
+	}
+	for _, d := range []string{filepath.Join(lw.dir, "blobs"), lw.blobDir()} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeLayoutTar writes the layout directory dir as a tar at out, through a
+// temporary file beside it. The tar is a function of the layout's content
+// alone: entries sorted by name, times 0, owner 0, modes 0644 and 0755, the
+// way `tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner`
+// writes it.
+func writeLayoutTar(ctx context.Context, dir, out string, replace bool) error {
+	var names []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			rel += "/"
+		}
+		names = append(names, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	slices.Sort(names)
+
+	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if f != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(f, chunk)
+	tw := tar.NewWriter(bw)
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hdr := &tar.Header{Name: name, ModTime: epoch, Mode: 0o644, Typeflag: tar.TypeReg}
+		if strings.HasSuffix(name, "/") {
+			hdr.Mode, hdr.Typeflag = 0o755, tar.TypeDir
+			if err := tw.WriteHeader(hdr); err != nil {
+				return err
+			}
+			continue
+		}
+		src, err := os.Open(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil {
+			return err
+		}
+		st, err := src.Stat()
+		if err == nil {
+			hdr.Size = st.Size()
+			err = tw.WriteHeader(hdr)
+		}
+		if err == nil {
+			_, err = io.Copy(tw, src)
+		}
+		src.Close()
+		if err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	name := f.Name()
+	f = nil
+	if !replace {
+		// Checked before packing; checked again so that a file that
+		// appeared meanwhile is not replaced.
+		if _, err := os.Lstat(out); err == nil {
+			os.Remove(name)
+			return fmt.Errorf("pack: %s: %w", out, fs.ErrExist)
+		}
+	}
+	if err := os.Rename(name, out); err != nil {
+		os.Remove(name)
+		return err
+	}
+	return nil
+}

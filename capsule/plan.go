@@ -1,0 +1,90 @@
+package capsule
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/evalcapsule/evalcapsule/harness"
+)
+
+// PlannedRun is one lm-eval run a study needs.
+type PlannedRun struct {
+	// Name is the run's directory under runs/: "baseline",
+	// "step-1-<name>", "variant-2-<change>".
+	Name string
+	// Role is "baseline", "step" or "variant".
+	Role string
+	// Index is the step's or variant's position (1-based; 0 for the
+	// baseline).
+	Index int
+	// Label names the run for people: the step's name or the variant's
+	// change.
+	Label string
+	Spec  harness.RunSpec
+}
+
+// Dir returns the run's directory in the study.
+func (s *Study) RunDir(r PlannedRun) string { return filepath.Join(s.Dir, "runs", r.Name) }
+
+// Plan returns the runs of the study in order: the baseline, each step that
+// sets something (steps apply cumulatively; re-scoring steps need no run),
+// and each variant (one change from the baseline).
+func (s *Study) Plan() []PlannedRun {
+	base := s.Baseline
+	if s.Model.ID != "" {
+		if _, ok := harness.Get(base.ModelArgs, "pretrained"); !ok {
+			base.ModelArgs = append([]harness.KV{{Key: "pretrained", Value: s.Model.ID}}, base.ModelArgs...)
+		}
+		if s.Model.Revision != "" {
+			if _, ok := harness.Get(base.ModelArgs, "revision"); !ok {
+				base.ModelArgs = harness.Set(base.ModelArgs, "revision", s.Model.Revision)
+			}
+		}
+	}
+	runs := []PlannedRun{{Name: "baseline", Role: "baseline", Label: "baseline", Spec: base}}
+	spec := base
+	for i, st := range s.Steps {
+		if st.Rescore != nil {
+			continue
+		}
+		spec = st.Set.Apply(spec)
+		runs = append(runs, PlannedRun{Name: fmt.Sprintf("step-%d-%s", i+1, slug(st.Name)), Role: "step", Index: i + 1, Label: st.Name, Spec: spec})
+	}
+	for i, v := range s.Variants {
+		runs = append(runs, PlannedRun{Name: fmt.Sprintf("variant-%d-%s", i+1, slug(v.Name)), Role: "variant", Index: i + 1, Label: v.Name, Spec: v.Set.Apply(base)})
+	}
+	return runs
+}
+
+var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
+
+// slug turns a step name into a directory name: "8-shot CoT task" →
+// "8-shot-cot-task".
+func slug(s string) string {
+	s = strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	if len(s) > 40 {
+		s = strings.TrimRight(s[:40], "-")
+	}
+	if s == "" {
+		s = "run"
+	}
+	return s
+}
+
+// Unfinished says, for each planned run that is not done, why: not run
+// yet, or its run.json's status.
+func (s *Study) Unfinished() []string {
+	var out []string
+	for _, pr := range s.Plan() {
+		rec, err := harness.ReadRecord(s.RunDir(pr))
+		switch {
+		case err != nil:
+			out = append(out, fmt.Sprintf("%s (%s) has not been run", pr.Name, pr.Label))
+		case rec.Status != harness.StatusDone:
+			out = append(out, fmt.Sprintf("%s (%s) is %s", pr.Name, pr.Label, rec.Status))
+		}
+	}
+	return out
+}

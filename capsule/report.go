@@ -1,0 +1,332 @@
+package capsule
+
+import (
+	"context"
+	"fmt"
+	"html/template"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	texttemplate "text/template"
+
+	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/harness"
+)
+
+// Report is everything the study report shows: the attribution of each
+// claim with its waterfall, the comparison of the baseline with the final
+// run, failure samples, and the provenance of every run.
+type Report struct {
+	Study       *Study
+	Attribution *analysis.Attribution
+	Simulated   bool
+	Claims      []ReportClaim
+	Runs        []RunProvenance
+}
+
+// ReportClaim is one claim's part of the report.
+type ReportClaim struct {
+	analysis.ClaimAttribution
+	Waterfall  *analysis.Plot
+	Comparison *analysis.Comparison // baseline → final, on the claim's documents
+	Failures   *analysis.FailureReport
+	FinalRun   string
+}
+
+// RunProvenance is what the report says about where a run's numbers come
+// from.
+type RunProvenance struct {
+	Name, Role, Label string
+	Settings          string
+	ResultsPath       string
+	LMEvalVersion     string
+	PythonVersion     string
+	GitHash           string
+	ModelArgs         string
+	Date              string
+	Simulated         bool
+	Exact, Checks     int // re-scoring: exact checks of all checks
+	Differs           int
+}
+
+// ReportOptions configures BuildReport. The zero value works.
+type ReportOptions struct {
+	Attribution analysis.AttributionOptions
+	// FailureSamples per claim; 0 means 10.
+	FailureSamples int
+}
+
+// BuildReport loads the study's runs and computes everything the report
+// shows.
+func BuildReport(ctx context.Context, s *Study, opts ReportOptions) (*Report, error) {
+	runs, err := LoadRuns(ctx, s, analysis.RescoreOptions{})
+	if err != nil {
+		return nil, err
+	}
+	att, err := AttributeRuns(s, runs, opts.Attribution)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Study: s, Attribution: att, Simulated: att.Simulated}
+	plan := s.Plan()
+	final := plan[0]
+	for _, pr := range plan {
+		if pr.Role == "step" {
+			final = pr
+		}
+	}
+	for _, ca := range att.Claims {
+		rc := ReportClaim{ClaimAttribution: ca, Waterfall: ca.Waterfall(), FinalRun: final.Name}
+		cs, err := analysis.Compare(runs[plan[0].Name], runs[final.Name], analysis.CompareOptions{Seed: opts.Attribution.Seed, Intersect: opts.Attribution.Intersect, PromptDiffs: 1})
+		if err == nil {
+			for i := range cs.Comparisons {
+				c := cs.Comparisons[i]
+				if c.Metric == ca.Metric && c.Filter == ca.Filter {
+					rc.Comparison = &c
+					break
+				}
+			}
+		}
+		n := opts.FailureSamples
+		if n == 0 {
+			n = 10
+		}
+		if fr, err := analysis.Failures(runs[final.Name], ca.Task, analysis.FailureOptions{Metric: ca.Metric, Filter: ca.Filter, N: n, Seed: 1}); err == nil {
+			rc.Failures = fr
+		}
+		rep.Claims = append(rep.Claims, rc)
+	}
+	for _, pr := range plan {
+		sc := runs[pr.Name]
+		rp := RunProvenance{Name: pr.Name, Role: pr.Role, Label: pr.Label, Settings: specSummary(pr.Spec)}
+		if r := sc.Run.Output.Results; r != nil {
+			rp.ResultsPath, _ = filepath.Rel(s.Dir, r.Path)
+			rp.LMEvalVersion = sc.Report.LMEvalVersion
+			rp.PythonVersion = sc.Report.PythonVersion
+			rp.GitHash = r.String("git_hash")
+			rp.ModelArgs = r.ModelArgs()
+			rp.Date = r.Timestamp
+			rp.Simulated = isSimulated(r)
+		}
+		for _, c := range sc.Report.Checks {
+			rp.Checks++
+			switch c.Status {
+			case analysis.StatusExact:
+				rp.Exact++
+			case analysis.StatusDiffers:
+				rp.Differs++
+			}
+		}
+		rep.Runs = append(rep.Runs, rp)
+	}
+	return rep, nil
+}
+
+// specSummary renders the settings of a run spec in one line.
+func specSummary(sp harness.RunSpec) string {
+	var parts []string
+	add := func(k, v string) {
+		if v != "" {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	add("model", sp.Model)
+	add("tasks", strings.Join(sp.Tasks, ","))
+	if sp.NumFewshot != nil {
+		add("num_fewshot", fmt.Sprint(*sp.NumFewshot))
+	}
+	for _, kv := range sp.ModelArgs {
+		add("model_args."+kv.Key, kv.Value)
+	}
+	for _, kv := range sp.GenKwargs {
+		add("gen_kwargs."+kv.Key, kv.Value)
+	}
+	add("apply_chat_template", sp.ApplyChatTemplate)
+	if sp.FewshotAsMultiturn != nil {
+		add("fewshot_as_multiturn", fmt.Sprint(*sp.FewshotAsMultiturn))
+	}
+	add("batch_size", sp.BatchSize)
+	if sp.Limit != nil {
+		add("limit", fmt.Sprint(*sp.Limit))
+	}
+	if len(sp.Seed) > 0 {
+		add("seed", strings.Trim(fmt.Sprint(sp.Seed), "[]"))
+	}
+	return strings.Join(parts, " ")
+}
+
+var funcs = map[string]any{
+	"pts": func(x float64) string {
+		if math.IsNaN(x) {
+			return "–"
+		}
+		return fmt.Sprintf("%.2f", 100*x)
+	},
+	"dpts": func(x float64) string {
+		if math.IsNaN(x) {
+			return "–"
+		}
+		return fmt.Sprintf("%+.2f", 100*x)
+	},
+	"p": func(x float64) string {
+		if math.IsNaN(x) {
+			return "–"
+		}
+		return fmt.Sprintf("%.3g", x)
+	},
+	"raw":     func(x float64) string { return fmt.Sprint(x) },
+	"classes": func() []analysis.FailureClass { return analysis.FailureClasses },
+	"count":   func(m map[analysis.FailureClass]int, c analysis.FailureClass) int { return m[c] },
+	"deref":   func(x *float64) float64 { return *x },
+	"img":     func(p *analysis.Plot) template.HTML { return template.HTML(p.HTML()) },
+	"sorted": func(m map[string]string) []string {
+		var ks []string
+		for k, v := range m {
+			ks = append(ks, k+" = "+v)
+		}
+		sort.Strings(ks)
+		return ks
+	},
+	"tail": func(s string) string { return strings.ReplaceAll(s, "\n", "⏎") },
+}
+
+// WriteFiles writes the report as one self-contained HTML file (plots
+// embedded, no network) and a Markdown file beside it (path with .md),
+// each atomically.
+func (r *Report) WriteFiles(htmlPath string) (mdPath string, err error) {
+	var h strings.Builder
+	if err := htmlTmpl.Execute(&h, r); err != nil {
+		return "", err
+	}
+	var m strings.Builder
+	if err := mdTmpl.Execute(&m, r); err != nil {
+		return "", err
+	}
+	mdPath = strings.TrimSuffix(htmlPath, filepath.Ext(htmlPath)) + ".md"
+	if err := writeAtomic(htmlPath, []byte(h.String())); err != nil {
+		return "", err
+	}
+	return mdPath, writeAtomic(mdPath, []byte(m.String()))
+}
+
+// writeAtomic writes through a temporary file in the same directory and
+// renames it into place, so a reader never sees half a file.
+func writeAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+var htmlTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Study.Name}}: card → reproduction</title>
+<style>
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",sans-serif;color:#1b1f24;max-width:1100px;margin:2em auto;padding:0 1.2em}
+h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:2em;border-bottom:1px solid #d0d7de;padding-bottom:.2em}h3{margin-top:1.4em}
+table{border-collapse:collapse;margin:.6em 0;font-variant-numeric:tabular-nums}
+th,td{border-bottom:1px solid #e3e6ea;padding:.25em .7em;text-align:left;vertical-align:top}
+td.num,th.num{text-align:right}th{background:#f6f8fa}
+.banner{background:#fff4e5;border:2px solid #e8a33d;padding:.7em 1em;border-radius:6px;font-weight:600}
+.statement{background:#f6f8fa;border-left:4px solid #0969da;padding:.5em .9em}
+.muted{color:#57606a}code,.tail{font-family:ui-monospace,"Liberation Mono",monospace;font-size:.86em}
+.tail{white-space:pre-wrap;word-break:break-word;max-width:40em;display:block}
+.differs{color:#cf222e;font-weight:600}
+</style></head><body>
+{{if .Simulated}}<p class="banner" id="simulated-banner">SIMULATED: some runs of this study come from the simulated backend. No model was run for them; their numbers illustrate the method and are not results of any model.</p>{{end}}
+<h1>{{.Study.Name}}: model card → reproduction</h1>
+<p class="muted">Model <code>{{.Study.Model.ID}}</code>{{if .Study.Model.Revision}} at <code>{{.Study.Model.Revision}}</code>{{end}} · lm-eval {{.Study.Harness.Version}}{{if .Study.Harness.Image}} · image <code>{{.Study.Harness.Image}}</code>{{end}}{{if .Study.Card.Source}} · card: <a href="{{.Study.Card.Source}}">{{.Study.Card.Source}}</a>{{end}}</p>
+{{range $i, $c := .Claims}}
+<h2 id="claim-{{$i}}">{{$c.Task}} · {{$c.Metric}} ({{$c.Filter}})</h2>
+<p class="statement">{{$c.Statement}}</p>
+<table class="attribution" data-claim="{{$i}}">
+<thead><tr><th>step</th><th>kind</th><th class="num">score</th><th class="num">Δ</th><th class="num">95 % CI of Δ</th><th class="num">p (McNemar)</th></tr></thead>
+<tbody>
+<tr data-row="card"><td>model card</td><td></td><td class="num" data-field="value" data-value="{{raw $c.Card}}">{{pts $c.Card}}</td><td></td><td></td><td></td></tr>
+<tr data-row="baseline"><td>baseline</td><td>run</td><td class="num" data-field="value" data-value="{{raw $c.Baseline}}">{{pts $c.Baseline}}</td><td></td><td></td><td></td></tr>
+{{range $c.Steps}}<tr data-row="step"><td>{{.Name}}</td><td>{{.Kind}}</td><td class="num" data-field="value" data-value="{{raw .Value}}">{{pts .Value}}</td><td class="num" data-field="delta" data-value="{{raw .Delta}}">{{dpts .Delta}}</td><td class="num" data-field="ci" data-lo="{{raw .CILow}}" data-hi="{{raw .CIHigh}}">[{{pts .CILow}}, {{pts .CIHigh}}]</td><td class="num" data-field="p" data-value="{{raw .P}}">{{p .P}}</td></tr>
+{{end}}<tr data-row="final"><td><b>final</b></td><td></td><td class="num" data-field="value" data-value="{{raw $c.Final}}"><b>{{pts $c.Final}}</b></td><td></td><td></td><td></td></tr>
+<tr data-row="unexplained"><td>unexplained (card − final)</td><td></td><td class="num" data-field="value" data-value="{{raw $c.Unexplained}}">{{pts $c.Unexplained}}</td><td></td><td class="num" data-field="ci" data-lo="{{raw $c.UnexplainedCILow}}" data-hi="{{raw $c.UnexplainedCIHigh}}">[{{pts $c.UnexplainedCILow}}, {{pts $c.UnexplainedCIHigh}}]</td><td></td></tr>
+</tbody></table>
+<p class="muted">Scores in points. Each Δ is paired, question by question, against the step before; its CI is a paired bootstrap.</p>
+<figure>{{img $c.Waterfall}}</figure>
+{{if $c.Sensitivity}}<h3>Sensitivity (one change from the baseline)</h3>
+<table class="sensitivity"><thead><tr><th>change</th><th class="num">score</th><th class="num">Δ</th><th class="num">95 % CI</th><th class="num">p</th></tr></thead><tbody>
+{{range $c.Sensitivity}}<tr><td>{{.Change}}</td><td class="num" data-value="{{raw .Value}}">{{pts .Value}}</td><td class="num" data-value="{{raw .Delta}}">{{dpts .Delta}}</td><td class="num">[{{pts .CILow}}, {{pts .CIHigh}}]</td><td class="num">{{p .P}}</td></tr>
+{{end}}</tbody></table>{{end}}
+{{if $c.Shapley}}<h3>Shapley attribution (full factorial)</h3>
+<table class="shapley"><tbody>{{range $c.Shapley}}<tr><td>{{.Setting}}</td><td class="num" data-value="{{raw .Value}}">{{dpts .Value}}</td></tr>{{end}}
+<tr><td>interaction (carried by no single setting)</td><td class="num">{{dpts (deref $c.Interaction)}}</td></tr></tbody></table>{{end}}
+{{with $c.Comparison}}<h3>Baseline → final, question by question</h3>
+<table class="comparison"><tbody>
+<tr><td>documents</td><td class="num">{{.N}}</td></tr>
+<tr><td>baseline → final</td><td class="num">{{pts .A}} → {{pts .B}} (Δ {{dpts .Delta}})</td></tr>
+<tr><td>paired 95 % CI · unpaired</td><td class="num">[{{pts .CILow}}, {{pts .CIHigh}}] · [{{pts .UnpairedCILow}}, {{pts .UnpairedCIHigh}}]</td></tr>
+<tr><td>right only in baseline · only in final</td><td class="num">{{.AOnly}} · {{.BOnly}} (McNemar p {{p .McNemarP}})</td></tr>
+<tr><td>minimum detectable effect (80 % power)</td><td class="num">{{pts .MDE}}</td></tr>
+<tr><td>prompts changed</td><td class="num">{{.PromptsChanged}}</td></tr>
+</tbody></table>{{end}}
+{{with $c.Failures}}<h3>Misses of the final run ({{.Filter}})</h3>
+<table class="failure-classes"><tbody>{{range classes}}<tr><td>{{.}}</td><td class="num">{{count $c.Failures.Classes .}}</td></tr>{{end}}
+<tr><td><b>all misses</b></td><td class="num"><b>{{.NMisses}}</b> of {{.N}}</td></tr></tbody></table>
+<table class="failures"><thead><tr><th>doc</th><th>class</th><th>extracted</th><th>end of the output</th></tr></thead><tbody>
+{{range .Samples}}<tr><td>{{.DocID}}</td><td>{{.Class}}</td><td>{{range sorted .Extracted}}<code>{{.}}</code><br>{{end}}</td><td><span class="tail">{{tail .OutputTail}}</span></td></tr>
+{{end}}</tbody></table>{{end}}
+{{end}}
+<h2>Provenance of every run</h2>
+<table class="provenance"><thead><tr><th>run</th><th>settings</th><th>lm-eval · Python</th><th>results file</th><th class="num">re-scored exact</th></tr></thead><tbody>
+{{range .Runs}}<tr><td><b>{{.Name}}</b><br><span class="muted">{{.Label}}</span>{{if .Simulated}}<br><b>simulated</b>{{end}}</td><td><code>{{.Settings}}</code></td><td>{{.LMEvalVersion}} · {{.PythonVersion}}</td><td><code>{{.ResultsPath}}</code><br><span class="muted">{{.ModelArgs}}</span></td><td class="num{{if .Differs}} differs{{end}}">{{.Exact}} of {{.Checks}}</td></tr>
+{{end}}</tbody></table>
+<p class="muted">Every number above is re-derived from the runs' logged samples; "re-scored exact" counts the checks where the re-scoring equals what lm-eval reported, to the last bit.</p>
+</body></html>
+`))
+
+var mdTmpl = texttemplate.Must(texttemplate.New("report.md").Funcs(funcs).Parse(`# {{.Study.Name}}: model card → reproduction
+{{if .Simulated}}
+> **SIMULATED**: some runs of this study come from the simulated backend. No model was run for them; their numbers illustrate the method and are not results of any model.
+{{end}}
+Model ` + "`{{.Study.Model.ID}}`" + `, lm-eval {{.Study.Harness.Version}}{{if .Study.Card.Source}}, card: {{.Study.Card.Source}}{{end}}.
+{{range $c := .Claims}}
+## {{$c.Task}} · {{$c.Metric}} ({{$c.Filter}})
+
+{{$c.Statement}}
+
+| step | kind | score | Δ | 95 % CI of Δ | p |
+|---|---|---:|---:|---:|---:|
+| model card | | {{pts $c.Card}} | | | |
+| baseline | run | {{pts $c.Baseline}} | | | |
+{{range $c.Steps}}| {{.Name}} | {{.Kind}} | {{pts .Value}} | {{dpts .Delta}} | [{{pts .CILow}}, {{pts .CIHigh}}] | {{p .P}} |
+{{end}}| **final** | | **{{pts $c.Final}}** | | | |
+| unexplained (card − final) | | {{pts $c.Unexplained}} | | [{{pts $c.UnexplainedCILow}}, {{pts $c.UnexplainedCIHigh}}] | |
+{{if $c.Sensitivity}}
+Sensitivity (one change from the baseline):
+
+| change | score | Δ | 95 % CI | p |
+|---|---:|---:|---:|---:|
+{{range $c.Sensitivity}}| {{.Change}} | {{pts .Value}} | {{dpts .Delta}} | [{{pts .CILow}}, {{pts .CIHigh}}] | {{p .P}} |
+{{end}}{{end}}{{if $c.Shapley}}
+Shapley attribution: {{range $c.Shapley}}{{.Setting}} {{dpts .Value}}; {{end}}interaction {{dpts (deref $c.Interaction)}}.
+{{end}}{{end}}
+## Provenance of every run
+
+| run | settings | lm-eval · Python | re-scored exact |
+|---|---|---|---:|
+{{range .Runs}}| {{.Name}}{{if .Simulated}} (simulated){{end}} | ` + "`{{.Settings}}`" + ` | {{.LMEvalVersion}} · {{.PythonVersion}} | {{.Exact}} of {{.Checks}} |
+{{end}}`))

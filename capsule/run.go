@@ -1,0 +1,238 @@
+package capsule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/evalcapsule/evalcapsule/harness"
+)
+
+// ErrRunExists means a run directory holds a finished run made with other
+// settings than the study now plans: it is never overwritten.
+var ErrRunExists = errors.New("run exists with other settings")
+
+// RunOptions configures Run. Runner is required.
+type RunOptions struct {
+	Runner harness.Runner
+	// RunnerKind is recorded in run.json ("local", "container", "slurm",
+	// "simulated").
+	RunnerKind string
+	// Simulated says the runs use the simulated backend (whatever runs
+	// them): run.json and every output say so.
+	Simulated bool
+	// Parallel is how many runs execute at once; 0 means 1, or GOMAXPROCS
+	// for the in-process simulated runner.
+	Parallel int
+	// Only restricts the sweep to these run names.
+	Only []string
+	// Events, when set, receives every change of a run's state and
+	// progress (from several goroutines; calls are serialised).
+	Events func(RunEvent)
+	// Command is how lm-eval is started, recorded before its arguments in
+	// run.json's argv (default "lm_eval"; "python3 -m lm_eval" works too).
+	Command []string
+}
+
+// RunEvent is a change in one run of a sweep.
+type RunEvent struct {
+	Run      PlannedRun
+	Status   string // planned, running, done, failed, interrupted, skipped
+	Progress harness.Progress
+	Err      error
+}
+
+// RunOutcome is how one run of a sweep ended.
+type RunOutcome struct {
+	Run      PlannedRun
+	Status   string // done, failed, interrupted, skipped (done before)
+	Duration time.Duration
+	Err      error
+}
+
+// Sweep is the outcome of Run.
+type Sweep struct {
+	Runs []RunOutcome
+	// Duration is the wall time of the whole sweep.
+	Duration time.Duration
+}
+
+// Counts returns how many runs ended in each status.
+func (s *Sweep) Counts() map[string]int {
+	c := map[string]int{}
+	for _, r := range s.Runs {
+		c[r.Status]++
+	}
+	return c
+}
+
+// Run executes the study's planned runs that are not done yet: it computes
+// every run's lm-eval command line first (a setting the pinned lm-eval does
+// not support stops everything before anything runs), writes each run's
+// run.json as planned, and hands the runs to the runner, Parallel at a time.
+// Cancelling ctx interrupts the runs in flight; finished runs are kept, and
+// running the study again resumes where it stopped.
+func Run(ctx context.Context, s *Study, opts RunOptions) (*Sweep, error) {
+	if opts.Runner == nil {
+		return nil, errors.New("no runner")
+	}
+	version, err := harness.ParseVersion(s.Harness.Version)
+	if err != nil {
+		return nil, &StudyError{Path: s.Path, Field: "harness.version", Msg: err.Error()}
+	}
+	command := opts.Command
+	if len(command) == 0 {
+		command = []string{"lm_eval"}
+	}
+	plan := s.Plan()
+	if len(opts.Only) > 0 {
+		var sel []PlannedRun
+		for _, name := range opts.Only {
+			found := false
+			for _, pr := range plan {
+				if pr.Name == name {
+					sel, found = append(sel, pr), true
+				}
+			}
+			if !found {
+				return nil, fmt.Errorf("%w: no planned run named %q", ErrStudy, name)
+			}
+		}
+		plan = sel
+	}
+	// Everything that can be checked is checked before anything runs.
+	type job struct {
+		pr   PlannedRun
+		dir  string
+		rec  *harness.RunRecord
+		skip bool
+	}
+	var jobs []job
+	for _, pr := range plan {
+		dir := s.RunDir(pr)
+		args, err := harness.Argv(pr.Spec, version, dir+"/"+harness.OutputDir)
+		if err != nil {
+			return nil, fmt.Errorf("run %s (%s): %w", pr.Name, pr.Label, err)
+		}
+		rec := &harness.RunRecord{
+			Name: pr.Name, Label: pr.Label, Status: harness.StatusPlanned, Spec: pr.Spec,
+			Argv:      append(append([]string(nil), command...), args...),
+			Harness:   harness.HarnessInfo{Version: s.Harness.Version, Commit: s.Harness.Commit},
+			Model:     harness.ModelInfo{ID: s.Model.ID, Revision: s.Model.Revision},
+			Seeds:     pr.Spec.Seed,
+			Runner:    harness.RunnerInfo{Kind: opts.RunnerKind},
+			Simulated: opts.Simulated,
+		}
+		if opts.Simulated {
+			rec.Harness.Source = "simulated"
+		}
+		old, err := harness.ReadRecord(dir)
+		switch {
+		case err == nil && old.Status == harness.StatusDone:
+			if !reflect.DeepEqual(old.Spec, pr.Spec) || old.Simulated != opts.Simulated {
+				return nil, fmt.Errorf("%s: %w: it was done with other settings than the study plans now; remove the directory (or rename the step) to run it again", dir, ErrRunExists)
+			}
+			jobs = append(jobs, job{pr: pr, dir: dir, rec: old, skip: true})
+			continue
+		case err != nil && !errors.Is(err, os.ErrNotExist):
+			return nil, err
+		}
+		jobs = append(jobs, job{pr: pr, dir: dir, rec: rec})
+	}
+	var mu sync.Mutex
+	emit := func(ev RunEvent) {
+		if opts.Events != nil {
+			mu.Lock()
+			opts.Events(ev)
+			mu.Unlock()
+		}
+	}
+	parallel := opts.Parallel
+	if parallel <= 0 {
+		parallel = 1
+		if opts.RunnerKind == "simulated" {
+			parallel = runtime.GOMAXPROCS(0)
+		}
+	}
+	start := time.Now()
+	sweep := &Sweep{Runs: make([]RunOutcome, len(jobs))}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < parallel; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				j := jobs[i]
+				out := RunOutcome{Run: j.pr}
+				if ctx.Err() != nil {
+					out.Status = harness.StatusInterrupted
+					out.Err = ctx.Err()
+					sweep.Runs[i] = out
+					continue
+				}
+				t0 := time.Now()
+				if err := os.MkdirAll(j.dir, 0o755); err != nil {
+					out.Status, out.Err = harness.StatusFailed, err
+					sweep.Runs[i] = out
+					continue
+				}
+				progress := func(p harness.Progress) {
+					emit(RunEvent{Run: j.pr, Status: harness.StatusRunning, Progress: p})
+				}
+				var err error
+				if rr, ok := opts.Runner.(harness.RecordRunner); ok {
+					emit(RunEvent{Run: j.pr, Status: harness.StatusRunning})
+					err = rr.RunRecord(ctx, j.dir, j.rec, progress)
+				} else {
+					if err := harness.WriteRecord(j.dir, j.rec); err != nil {
+						out.Status, out.Err = harness.StatusFailed, err
+						sweep.Runs[i] = out
+						continue
+					}
+					emit(RunEvent{Run: j.pr, Status: harness.StatusRunning})
+					err = opts.Runner.Run(ctx, j.dir, progress)
+				}
+				out.Duration = time.Since(t0)
+				rec, rerr := j.rec, error(nil)
+				if _, ok := opts.Runner.(harness.RecordRunner); !ok {
+					rec, rerr = harness.ReadRecord(j.dir)
+				}
+				switch {
+				case rerr != nil:
+					out.Status, out.Err = harness.StatusFailed, rerr
+				case rec.Status == harness.StatusDone:
+					out.Status = harness.StatusDone
+				default:
+					out.Status = rec.Status
+					if rec.Status == harness.StatusRunning || rec.Status == harness.StatusPlanned {
+						out.Status = harness.StatusFailed
+					}
+					out.Err = err
+					if out.Err == nil && rec.Error != "" {
+						out.Err = errors.New(rec.Error)
+					}
+				}
+				emit(RunEvent{Run: j.pr, Status: out.Status, Err: out.Err})
+				sweep.Runs[i] = out
+			}
+		}()
+	}
+	for i, j := range jobs {
+		if j.skip {
+			sweep.Runs[i] = RunOutcome{Run: j.pr, Status: "skipped"}
+			emit(RunEvent{Run: j.pr, Status: "skipped"})
+			continue
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	sweep.Duration = time.Since(start)
+	return sweep, nil
+}

@@ -1,0 +1,673 @@
+package capsule
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/evalcapsule/evalcapsule/harness"
+)
+
+// ErrStudy means a study file is not valid.
+var ErrStudy = errors.New("invalid study file")
+
+// StudyFile is the name of the study definition inside a study directory.
+const StudyFile = "study.yaml"
+
+// Study is a study definition (DESIGN.md, "Study file"): the model card's
+// claims, the pinned harness, the baseline run and the cumulative steps and
+// one-change variants that explain the gap.
+type Study struct {
+	Dir      string
+	Path     string
+	Name     string
+	Model    ModelRef
+	Card     Card
+	Harness  HarnessRef
+	Runner   Runner
+	Baseline harness.RunSpec
+	Steps    []Step
+	Variants []Variant
+}
+
+// ModelRef is the model under study, pinned to a revision.
+type ModelRef struct {
+	ID       string `json:"id"`
+	Revision string `json:"revision,omitempty"`
+}
+
+// Card holds the published claims, copied before anything runs.
+type Card struct {
+	Source string  `json:"source,omitempty"`
+	Claims []Claim `json:"claims"`
+}
+
+// Claim is one published number and the settings the card states for it.
+type Claim struct {
+	Task     string   `json:"task"`
+	Metric   string   `json:"metric"`
+	Filter   string   `json:"filter"`
+	Value    float64  `json:"value"`
+	Settings Settings `json:"-"`
+	Line     int      `json:"-"`
+}
+
+// HarnessRef pins lm-eval.
+type HarnessRef struct {
+	Version string `json:"version"`
+	Commit  string `json:"commit,omitempty"`
+	Image   string `json:"image,omitempty"`
+}
+
+// Runner says where runs execute; Options holds the runner's own settings
+// (partition, gres, ...), validated by the runner.
+type Runner struct {
+	Kind    string            `json:"kind"`
+	Options map[string]string `json:"options,omitempty"`
+}
+
+// RunnerKinds are the runners a study may name.
+var RunnerKinds = []string{"local", "container", "slurm", "simulated"}
+
+// Step is one cumulative change on the path from the baseline to the card's
+// settings: a new run (Set) or a re-scoring of the previous run's samples.
+type Step struct {
+	Name    string
+	Set     Settings
+	Rescore *Rescore
+	Line    int
+}
+
+// Kind is "run" or "rescore".
+func (s Step) Kind() string {
+	if s.Rescore != nil {
+		return "rescore"
+	}
+	return "run"
+}
+
+// Rescore is a re-scoring without a new run: another of the task's
+// filters, or a regex filter of its own.
+type Rescore struct {
+	Filter      string `json:"filter,omitempty"`
+	Regex       string `json:"regex,omitempty"`
+	GroupSelect int    `json:"group_select,omitempty"`
+}
+
+// Variant is one change from the baseline, for the sensitivity table.
+type Variant struct {
+	Name string
+	Set  Settings
+	Line int
+}
+
+// Settings is a partial RunSpec: the settings a step, variant or claim
+// changes, in the order given.
+type Settings struct {
+	Keys   []string
+	values map[string]*yaml.Node
+}
+
+// Has reports whether a setting is changed.
+func (s Settings) Has(key string) bool { _, ok := s.values[key]; return ok }
+
+// String renders the settings compactly ("num_fewshot=0, model_args.dtype=float16").
+func (s Settings) String() string {
+	var parts []string
+	for _, k := range s.Keys {
+		n := s.values[k]
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				parts = append(parts, k+"."+n.Content[i].Value+"="+scalarText(n.Content[i+1]))
+			}
+			continue
+		}
+		parts = append(parts, k+"="+scalarText(n))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func scalarText(n *yaml.Node) string {
+	if n.Kind == yaml.SequenceNode {
+		var xs []string
+		for _, c := range n.Content {
+			xs = append(xs, scalarText(c))
+		}
+		return "[" + strings.Join(xs, ",") + "]"
+	}
+	return n.Value
+}
+
+// SettingNames are the settings a study may set, with what each takes.
+var SettingNames = map[string]string{
+	"model":                   "lm-eval's --model (hf, vllm, ...)",
+	"model_args":              "a mapping of model arguments",
+	"tasks":                   "a list of task names",
+	"num_fewshot":             "an integer",
+	"batch_size":              "an integer, auto or auto:N",
+	"device":                  "a device name",
+	"limit":                   "a count or a fraction below 1",
+	"gen_kwargs":              "a mapping of generation arguments",
+	"apply_chat_template":     "true, false or a template name",
+	"fewshot_as_multiturn":    "true or false",
+	"system_instruction":      "a string",
+	"seed":                    "four integers: random, numpy, torch, fewshot seeds",
+	"log_samples":             "true or false",
+	"use_cache":               "a path",
+	"trust_remote_code":       "true or false",
+	"confirm_run_unsafe_code": "true or false",
+	"bootstrap_iters":         "an integer",
+}
+
+// LoadStudy reads dir/study.yaml (or a study file given directly) with
+// strict validation: unknown keys, wrong types and steps that name unknown
+// settings are errors naming the line.
+func LoadStudy(path string) (*Study, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	file := path
+	if st.IsDir() {
+		file = filepath.Join(path, StudyFile)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	s, err := ParseStudy(file, b)
+	if err != nil {
+		return nil, err
+	}
+	s.Dir = filepath.Dir(file)
+	return s, nil
+}
+
+// StudyError locates a problem in a study file.
+type StudyError struct {
+	Path  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *StudyError) Error() string {
+	loc := e.Path
+	if e.Line > 0 {
+		loc += ":" + strconv.Itoa(e.Line)
+	}
+	if e.Field != "" {
+		loc += ": " + e.Field
+	}
+	return loc + ": " + e.Msg
+}
+
+func (e *StudyError) Unwrap() error { return ErrStudy }
+
+type studyParser struct{ path string }
+
+func (p *studyParser) fail(n *yaml.Node, field, format string, args ...any) error {
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	return &StudyError{Path: p.path, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// ParseStudy parses a study file's bytes; path names it in errors.
+func ParseStudy(path string, b []byte) (*Study, error) {
+	p := &studyParser{path: path}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, &StudyError{Path: path, Msg: "not valid YAML: " + err.Error()}
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil, &StudyError{Path: path, Msg: "empty study file"}
+	}
+	root := doc.Content[0]
+	s := &Study{Path: path}
+	err := p.mapping(root, "", map[string]func(*yaml.Node) error{
+		"study": func(n *yaml.Node) error { return p.str(n, "study", &s.Name) },
+		"model": func(n *yaml.Node) error {
+			return p.mapping(n, "model", map[string]func(*yaml.Node) error{
+				"id":       func(n *yaml.Node) error { return p.str(n, "model.id", &s.Model.ID) },
+				"revision": func(n *yaml.Node) error { return p.str(n, "model.revision", &s.Model.Revision) },
+			}, "id")
+		},
+		"card": func(n *yaml.Node) error { return p.card(n, &s.Card) },
+		"harness": func(n *yaml.Node) error {
+			return p.mapping(n, "harness", map[string]func(*yaml.Node) error{
+				"version": func(n *yaml.Node) error { return p.str(n, "harness.version", &s.Harness.Version) },
+				"commit":  func(n *yaml.Node) error { return p.str(n, "harness.commit", &s.Harness.Commit) },
+				"image":   func(n *yaml.Node) error { return p.str(n, "harness.image", &s.Harness.Image) },
+			}, "version")
+		},
+		"runner": func(n *yaml.Node) error { return p.runner(n, &s.Runner) },
+		"baseline": func(n *yaml.Node) error {
+			set, err := p.settings(n, "baseline")
+			if err != nil {
+				return err
+			}
+			s.Baseline, err = p.apply(harness.RunSpec{}, set, "baseline")
+			return err
+		},
+		"steps":    func(n *yaml.Node) error { return p.steps(n, s) },
+		"variants": func(n *yaml.Node) error { return p.variants(n, s) },
+	}, "study", "model", "card", "baseline")
+	if err != nil {
+		return nil, err
+	}
+	if s.Runner.Kind == "" {
+		s.Runner.Kind = "local"
+	}
+	if len(s.Baseline.Tasks) == 0 {
+		return nil, p.fail(root, "baseline.tasks", "the baseline must name at least one task")
+	}
+	if err := p.checkClaims(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// mapping walks a mapping node, calling the handler of each key; unknown
+// and missing required keys are errors.
+func (p *studyParser) mapping(n *yaml.Node, field string, handlers map[string]func(*yaml.Node) error, required ...string) error {
+	if n.Kind != yaml.MappingNode {
+		return p.fail(n, field, "expected a mapping, found %s", nodeKind(n))
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		h, ok := handlers[k.Value]
+		if !ok {
+			return p.fail(k, join(field, k.Value), "unknown key %q (expected one of %s)", k.Value, keysOf(handlers))
+		}
+		if seen[k.Value] {
+			return p.fail(k, join(field, k.Value), "key %q given twice", k.Value)
+		}
+		seen[k.Value] = true
+		if err := h(v); err != nil {
+			return err
+		}
+	}
+	for _, r := range required {
+		if !seen[r] {
+			return p.fail(n, join(field, r), "missing required key %q", r)
+		}
+	}
+	return nil
+}
+
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "." + b
+}
+
+func keysOf(m map[string]func(*yaml.Node) error) string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, ", ")
+}
+
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "nothing"
+		}
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "an alias"
+}
+
+func (p *studyParser) str(n *yaml.Node, field string, dst *string) error {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return p.fail(n, field, "expected a string, found %s", nodeKind(n))
+	}
+	*dst = n.Value
+	return nil
+}
+
+func (p *studyParser) card(n *yaml.Node, c *Card) error {
+	return p.mapping(n, "card", map[string]func(*yaml.Node) error{
+		"source": func(n *yaml.Node) error { return p.str(n, "card.source", &c.Source) },
+		"claims": func(n *yaml.Node) error {
+			if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+				return p.fail(n, "card.claims", "expected a non-empty list of claims")
+			}
+			for i, cn := range n.Content {
+				field := fmt.Sprintf("card.claims[%d]", i)
+				cl := Claim{Line: cn.Line}
+				err := p.mapping(cn, field, map[string]func(*yaml.Node) error{
+					"task":   func(n *yaml.Node) error { return p.str(n, field+".task", &cl.Task) },
+					"metric": func(n *yaml.Node) error { return p.str(n, field+".metric", &cl.Metric) },
+					"filter": func(n *yaml.Node) error { return p.str(n, field+".filter", &cl.Filter) },
+					"value": func(n *yaml.Node) error {
+						v, err := strconv.ParseFloat(n.Value, 64)
+						if n.Kind != yaml.ScalarNode || err != nil || math.IsNaN(v) {
+							return p.fail(n, field+".value", "expected a number, found %s", nodeKind(n))
+						}
+						cl.Value = v
+						return nil
+					},
+					"settings": func(n *yaml.Node) error {
+						var err error
+						cl.Settings, err = p.settings(n, field+".settings")
+						return err
+					},
+				}, "task", "metric", "value")
+				if err != nil {
+					return err
+				}
+				if cl.Filter == "" {
+					cl.Filter = "none"
+				}
+				c.Claims = append(c.Claims, cl)
+			}
+			return nil
+		},
+	}, "claims")
+}
+
+func (p *studyParser) runner(n *yaml.Node, r *Runner) error {
+	if n.Kind != yaml.MappingNode {
+		return p.fail(n, "runner", "expected a mapping with a kind, found %s", nodeKind(n))
+	}
+	r.Options = map[string]string{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if v.Kind != yaml.ScalarNode {
+			return p.fail(v, "runner."+k.Value, "expected a scalar, found %s", nodeKind(v))
+		}
+		if k.Value == "kind" {
+			r.Kind = v.Value
+			ok := false
+			for _, kind := range RunnerKinds {
+				ok = ok || kind == v.Value
+			}
+			if !ok {
+				return p.fail(v, "runner.kind", "unknown runner %q (expected one of %s)", v.Value, strings.Join(RunnerKinds, ", "))
+			}
+			continue
+		}
+		r.Options[k.Value] = v.Value
+	}
+	if r.Kind == "" {
+		return p.fail(n, "runner.kind", "missing required key \"kind\"")
+	}
+	return nil
+}
+
+// settings reads a mapping of settings, checking every name.
+func (p *studyParser) settings(n *yaml.Node, field string) (Settings, error) {
+	s := Settings{values: map[string]*yaml.Node{}}
+	if n.Kind != yaml.MappingNode {
+		return s, p.fail(n, field, "expected a mapping of settings, found %s", nodeKind(n))
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if _, ok := SettingNames[k.Value]; !ok {
+			var names []string
+			for name := range SettingNames {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			return s, p.fail(k, join(field, k.Value), "unknown setting %q (known settings: %s)", k.Value, strings.Join(names, ", "))
+		}
+		if _, dup := s.values[k.Value]; dup {
+			return s, p.fail(k, join(field, k.Value), "setting %q given twice", k.Value)
+		}
+		s.Keys = append(s.Keys, k.Value)
+		s.values[k.Value] = v
+	}
+	// Type-check now, against an empty spec, so errors point at the line.
+	_, err := p.apply(harness.RunSpec{}, s, field)
+	return s, err
+}
+
+// apply returns spec with the settings applied. model_args and gen_kwargs
+// are merged key by key; everything else replaces.
+func (p *studyParser) apply(spec harness.RunSpec, s Settings, field string) (harness.RunSpec, error) {
+	out := spec
+	out.ModelArgs = append([]harness.KV(nil), spec.ModelArgs...)
+	out.GenKwargs = append([]harness.KV(nil), spec.GenKwargs...)
+	for _, k := range s.Keys {
+		n := s.values[k]
+		f := join(field, k)
+		var err error
+		switch k {
+		case "model":
+			err = p.str(n, f, &out.Model)
+		case "model_args", "gen_kwargs":
+			if n.Kind != yaml.MappingNode {
+				return out, p.fail(n, f, "expected a mapping, found %s", nodeKind(n))
+			}
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				kn, vn := n.Content[i], n.Content[i+1]
+				if vn.Kind == yaml.MappingNode || vn.Kind == yaml.AliasNode {
+					return out, p.fail(vn, f+"."+kn.Value, "expected a scalar or a list, found %s", nodeKind(vn))
+				}
+				if k == "model_args" {
+					out.ModelArgs = harness.Set(out.ModelArgs, kn.Value, scalarText(vn))
+				} else {
+					out.GenKwargs = harness.Set(out.GenKwargs, kn.Value, scalarText(vn))
+				}
+			}
+		case "tasks":
+			out.Tasks = nil
+			if n.Kind == yaml.ScalarNode {
+				for _, t := range strings.Split(n.Value, ",") {
+					out.Tasks = append(out.Tasks, strings.TrimSpace(t))
+				}
+				break
+			}
+			if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+				return out, p.fail(n, f, "expected a list of task names, found %s", nodeKind(n))
+			}
+			for _, c := range n.Content {
+				if c.Kind != yaml.ScalarNode {
+					return out, p.fail(c, f, "expected a task name, found %s", nodeKind(c))
+				}
+				out.Tasks = append(out.Tasks, c.Value)
+			}
+		case "num_fewshot", "bootstrap_iters":
+			v, e := strconv.Atoi(n.Value)
+			if n.Kind != yaml.ScalarNode || e != nil || v < 0 {
+				return out, p.fail(n, f, "expected a non-negative integer, found %s", nodeKind(n))
+			}
+			if k == "num_fewshot" {
+				out.NumFewshot = &v
+			} else {
+				out.BootstrapIters = &v
+			}
+		case "batch_size":
+			if n.Kind != yaml.ScalarNode || !batchRE.MatchString(n.Value) {
+				return out, p.fail(n, f, "expected an integer, auto or auto:N, found %s", nodeKind(n))
+			}
+			out.BatchSize = n.Value
+		case "device":
+			err = p.str(n, f, &out.Device)
+		case "limit":
+			v, e := strconv.ParseFloat(n.Value, 64)
+			if n.Kind != yaml.ScalarNode || e != nil || v <= 0 || (v >= 1 && v != math.Trunc(v)) {
+				return out, p.fail(n, f, "expected a positive count or a fraction below 1, found %s", nodeKind(n))
+			}
+			out.Limit = &v
+		case "apply_chat_template":
+			if n.Kind != yaml.ScalarNode {
+				return out, p.fail(n, f, "expected true, false or a template name, found %s", nodeKind(n))
+			}
+			switch n.Value {
+			case "false", "False", "no":
+				out.ApplyChatTemplate = ""
+			case "true", "True", "yes":
+				out.ApplyChatTemplate = "true"
+			default:
+				out.ApplyChatTemplate = n.Value
+			}
+		case "fewshot_as_multiturn":
+			var b bool
+			b, err = p.boolean(n, f)
+			out.FewshotAsMultiturn = &b
+		case "system_instruction":
+			err = p.str(n, f, &out.SystemInstruction)
+		case "seed":
+			out.Seed = nil
+			if n.Kind == yaml.ScalarNode {
+				v, e := strconv.Atoi(n.Value)
+				if e != nil {
+					return out, p.fail(n, f, "expected an integer or four integers, found %s", nodeKind(n))
+				}
+				out.Seed = []int{v, v, v, v}
+				break
+			}
+			if n.Kind != yaml.SequenceNode || len(n.Content) != 4 {
+				return out, p.fail(n, f, "expected four integers (random, numpy, torch, fewshot seeds), found %s", nodeKind(n))
+			}
+			for _, c := range n.Content {
+				v, e := strconv.Atoi(c.Value)
+				if c.Kind != yaml.ScalarNode || e != nil {
+					return out, p.fail(c, f, "expected an integer, found %s", nodeKind(c))
+				}
+				out.Seed = append(out.Seed, v)
+			}
+		case "log_samples":
+			out.LogSamples, err = p.boolean(n, f)
+		case "use_cache":
+			err = p.str(n, f, &out.UseCache)
+		case "trust_remote_code":
+			out.TrustRemoteCode, err = p.boolean(n, f)
+		case "confirm_run_unsafe_code":
+			out.ConfirmRunUnsafeCode, err = p.boolean(n, f)
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+var batchRE = regexp.MustCompile(`^(\d+|auto(:\d+)?)$`)
+
+func (p *studyParser) boolean(n *yaml.Node, field string) (bool, error) {
+	if n.Kind == yaml.ScalarNode {
+		switch n.Value {
+		case "true", "True", "yes":
+			return true, nil
+		case "false", "False", "no":
+			return false, nil
+		}
+	}
+	return false, p.fail(n, field, "expected true or false, found %s", nodeKind(n))
+}
+
+func (p *studyParser) steps(n *yaml.Node, s *Study) error {
+	if n.Kind != yaml.SequenceNode {
+		return p.fail(n, "steps", "expected a list of steps, found %s", nodeKind(n))
+	}
+	for i, sn := range n.Content {
+		field := fmt.Sprintf("steps[%d]", i)
+		st := Step{Line: sn.Line}
+		err := p.mapping(sn, field, map[string]func(*yaml.Node) error{
+			"name": func(n *yaml.Node) error { return p.str(n, field+".name", &st.Name) },
+			"set": func(n *yaml.Node) error {
+				var err error
+				st.Set, err = p.settings(n, field+".set")
+				return err
+			},
+			"rescore": func(n *yaml.Node) error {
+				r := &Rescore{}
+				st.Rescore = r
+				return p.mapping(n, field+".rescore", map[string]func(*yaml.Node) error{
+					"filter": func(n *yaml.Node) error { return p.str(n, field+".rescore.filter", &r.Filter) },
+					"regex":  func(n *yaml.Node) error { return p.str(n, field+".rescore.regex", &r.Regex) },
+					"group_select": func(n *yaml.Node) error {
+						v, err := strconv.Atoi(n.Value)
+						if err != nil {
+							return p.fail(n, field+".rescore.group_select", "expected an integer, found %s", nodeKind(n))
+						}
+						r.GroupSelect = v
+						return nil
+					},
+				})
+			},
+		}, "name")
+		if err != nil {
+			return err
+		}
+		switch {
+		case st.Rescore == nil && st.Set.Keys == nil:
+			return p.fail(sn, field, "a step needs either set (a new run) or rescore (a re-scoring of the previous run)")
+		case st.Rescore != nil && st.Set.Keys != nil:
+			return p.fail(sn, field, "a step has either set or rescore, not both")
+		case st.Rescore != nil && (st.Rescore.Filter == "") == (st.Rescore.Regex == ""):
+			return p.fail(sn, field+".rescore", "give either filter (another of the task's filters) or regex")
+		}
+		s.Steps = append(s.Steps, st)
+	}
+	return nil
+}
+
+func (p *studyParser) variants(n *yaml.Node, s *Study) error {
+	if n.Kind != yaml.SequenceNode {
+		return p.fail(n, "variants", "expected a list of setting changes, found %s", nodeKind(n))
+	}
+	for i, vn := range n.Content {
+		field := fmt.Sprintf("variants[%d]", i)
+		set, err := p.settings(vn, field)
+		if err != nil {
+			return err
+		}
+		if len(set.Keys) == 0 {
+			return p.fail(vn, field, "a variant must change at least one setting")
+		}
+		s.Variants = append(s.Variants, Variant{Name: set.String(), Set: set, Line: vn.Line})
+	}
+	return nil
+}
+
+// checkClaims requires every claim's task to be run by the last step (or
+// the baseline).
+func (p *studyParser) checkClaims(s *Study) error {
+	final := s.Baseline
+	for _, st := range s.Steps {
+		if st.Rescore == nil {
+			final, _ = p.apply(final, st.Set, "")
+		}
+	}
+	for i, c := range s.Card.Claims {
+		found := false
+		for _, t := range final.Tasks {
+			found = found || t == c.Task
+		}
+		if !found {
+			return &StudyError{Path: p.path, Line: c.Line, Field: fmt.Sprintf("card.claims[%d].task", i),
+				Msg: fmt.Sprintf("task %q is not run by the final step (its tasks are %s)", c.Task, strings.Join(final.Tasks, ", "))}
+		}
+	}
+	return nil
+}
+
+// Apply returns spec with the settings applied (model_args and gen_kwargs
+// merged key by key).
+func (s Settings) Apply(spec harness.RunSpec) harness.RunSpec {
+	out, _ := (&studyParser{}).apply(spec, s, "")
+	return out
+}

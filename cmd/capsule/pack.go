@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/capsule"
+)
+
+type packOptions struct {
+	json            bool
+	out             string
+	tag             string
+	allowIncomplete bool
+	force           bool
+	seed            uint64
+}
+
+func newPackCmd(io streams) *cobra.Command {
+	var opts packOptions
+	cmd := &cobra.Command{
+		Use:   "pack STUDY_DIR -o OUT",
+		Short: "Freeze a study into a capsule: an OCI image layout directory or .tar",
+		Long: `Freeze a study into a capsule, an OCI artifact: study.yaml, every run's
+run.json and lm-eval output (samples zstd-compressed), the notebooks and the
+report, one layer per file; and a config that holds the study, every run
+record, and the re-scoring and attribution tables computed now from the
+samples, which 'capsule replay' re-derives and diffs number by number.
+
+OUT is a directory (an OCI image layout) or, when it ends in .tar, a tar of
+one. Packing is reproducible: the same study gives the same manifest digest,
+on any machine. Nothing appears at OUT unless everything succeeded.
+
+A study whose planned runs are missing or not done is refused: run it first
+(capsule run), or pack it anyway with --allow-incomplete (without tables).
+
+Then: capsule verify OUT; capsule push OUT REGISTRY/REPO:TAG.
+
+` + exitCodesHelp,
+		Example: `  capsule pack studies/llama-3.2-1b-instruct -o llama.capsule
+  capsule pack studies/llama-3.2-1b-instruct -o llama.tar --tag v1`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.out == "" {
+				return &usageError{fmt.Errorf("-o is required: the capsule to write (a directory, or a .tar)")}
+			}
+			return runPack(cmd.Context(), opts, args[0], io)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.json, "json", false, "print what was packed as JSON")
+	f.StringVarP(&opts.out, "output", "o", "", "the capsule to write: a directory, or a file ending in .tar (required)")
+	f.StringVar(&opts.tag, "tag", capsule.DefaultTag, "the capsule's tag inside the layout")
+	f.BoolVar(&opts.allowIncomplete, "allow-incomplete", false, "pack a study whose runs are missing or not done (no tables)")
+	f.BoolVar(&opts.force, "force", false, "replace OUT if it exists")
+	f.Uint64Var(&opts.seed, "seed", 1, "seed of the attribution's bootstraps (recorded, so that a replay uses it)")
+	return cmd
+}
+
+func runPack(ctx context.Context, opts packOptions, dir string, io streams) error {
+	study, err := capsule.LoadStudy(dir)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Lstat(opts.out); err == nil && !opts.force && !emptyDir(opts.out) {
+		return existsError(opts.out)
+	}
+	po := capsule.PackOptions{Tag: opts.tag, PackerVersion: version(), AllowIncomplete: opts.allowIncomplete, Replace: opts.force}
+	unfinished := study.Unfinished()
+	if len(unfinished) > 0 && !opts.allowIncomplete {
+		return fmt.Errorf("%w: %s (finish it with capsule run %s, or pack it as it is with --allow-incomplete)",
+			capsule.ErrIncomplete, strings.Join(unfinished, "; "), dir)
+	}
+	if len(unfinished) == 0 {
+		topts := analysis.AttributionOptions{Seed: opts.seed}
+		tables, err := capsule.ComputeTables(ctx, study, topts)
+		if err != nil {
+			return err
+		}
+		po.Rescore, po.Attribution, po.TableOptions = tables.Rescore, tables.Attribution, capsule.TableOptionsOf(topts)
+	}
+	bar := newTransferBar(io, "packing", opts.json)
+	po.Progress = bar.update
+	res, err := capsule.Pack(ctx, dir, opts.out, po)
+	bar.stop()
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		return writeJSON(io.out, map[string]any{
+			"capsule": opts.out, "digest": res.Manifest.Digest.String(), "tag": opts.tag,
+			"files": res.Files, "bytes": res.Bytes, "stored": res.Stored, "tables": po.Attribution != nil,
+		})
+	}
+	fmt.Fprintf(io.out, "packed %s into %s\n  digest  %s\n  files   %d (%s; %s stored)\n", study.Name, opts.out,
+		res.Manifest.Digest, res.Files, humanBytes(res.Bytes), humanBytes(res.Stored))
+	if po.Attribution == nil {
+		fmt.Fprintln(io.out, "  tables  none (incomplete study): a replay can verify files, not numbers")
+	}
+	fmt.Fprintf(io.out, "Next: capsule verify %s; capsule push %s REGISTRY/REPOSITORY:TAG\n", opts.out, opts.out)
+	return nil
+}
+
+// emptyDir reports whether path is a directory with nothing in it.
+func emptyDir(path string) bool {
+	entries, err := os.ReadDir(path)
+	return err == nil && len(entries) == 0
+}

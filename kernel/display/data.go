@@ -1,0 +1,247 @@
+package display
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Data is one value in the MIME types a notebook can render, Jupyter's
+// MIME bundle. The zero Data is empty and shows nothing.
+type Data struct {
+	data     map[string]any
+	metadata map[string]any
+}
+
+// maxText bounds the text/plain form of a value: a 100,000-element slice
+// printed with %+v would freeze the browser that renders it.
+const maxText = 256 << 10
+
+// MIME returns content as mimeType. A string is sent as is; a []byte is
+// base64-encoded, as Jupyter expects binary types; any other value is
+// encoded as JSON, for JSON-based types such as application/vnd.vega.v5+json.
+func MIME(mimeType string, content any) Data {
+	var v any
+	switch c := content.(type) {
+	case string:
+		v = c
+	case []byte:
+		v = base64.StdEncoding.EncodeToString(c)
+	default:
+		b, err := json.Marshal(c)
+		if err != nil {
+			return Text(fmt.Sprintf("display: %s: %v", mimeType, err))
+		}
+		v = json.RawMessage(b)
+	}
+	return Data{data: map[string]any{mimeType: v}}
+}
+
+// Text returns plain text.
+func Text(s string) Data { return MIME("text/plain", s) }
+
+// HTML returns an HTML fragment.
+func HTML(s string) Data { return MIME("text/html", s) }
+
+// Markdown returns Markdown text.
+func Markdown(s string) Data { return MIME("text/markdown", s) }
+
+// PNG returns a PNG image from its encoded bytes.
+func PNG(b []byte) Data { return MIME("image/png", b) }
+
+// JPEG returns a JPEG image from its encoded bytes.
+func JPEG(b []byte) Data { return MIME("image/jpeg", b) }
+
+// SVG returns an SVG image from its XML text.
+func SVG(s string) Data { return MIME("image/svg+xml", s) }
+
+// JSON returns v encoded as JSON, which JupyterLab shows as a tree. The
+// text/plain form is the indented JSON, for frontends without a JSON view.
+func JSON(v any) Data {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Text("display: JSON: " + err.Error())
+	}
+	return jsonDoc(b)
+}
+
+func jsonDoc(b []byte) Data {
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, b, "", "  "); err != nil {
+		return Text("display: JSON: " + err.Error())
+	}
+	return Data{data: map[string]any{
+		"application/json": json.RawMessage(b),
+		"text/plain":       indented.String(),
+	}}
+}
+
+// Image returns img as a PNG image.
+func Image(img image.Image) Data {
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		return Text("display: PNG: " + err.Error())
+	}
+	return PNG(buf.Bytes())
+}
+
+// With returns d with the MIME types of more added; a type present in both
+// takes the later value. d is not changed.
+func (d Data) With(more ...Data) Data {
+	out := Data{data: maps.Clone(d.data), metadata: maps.Clone(d.metadata)}
+	for _, m := range more {
+		if len(m.data) > 0 && out.data == nil {
+			out.data = map[string]any{}
+		}
+		maps.Copy(out.data, m.data)
+		if len(m.metadata) > 0 && out.metadata == nil {
+			out.metadata = map[string]any{}
+		}
+		maps.Copy(out.metadata, m.metadata)
+	}
+	return out
+}
+
+// MIMEBundle returns the bundle as Jupyter's messages carry it: data by
+// MIME type, and metadata (never nil, as the protocol requires an object).
+func (d Data) MIMEBundle() (data, metadata map[string]any) {
+	data, metadata = d.data, d.metadata
+	if data == nil {
+		data = map[string]any{}
+	}
+	if metadata == nil {
+		metadata = map[string]any{}
+	}
+	return data, metadata
+}
+
+// IsZero reports whether d has no MIME type: a nil value, which shows
+// nothing.
+func (d Data) IsZero() bool { return len(d.data) == 0 }
+
+// String returns the text/plain form, or the list of MIME types when d has
+// none.
+func (d Data) String() string {
+	if s, ok := d.data["text/plain"].(string); ok {
+		return s
+	}
+	return "[" + strings.Join(slices.Sorted(maps.Keys(d.data)), ", ") + "]"
+}
+
+// Of returns the forms in which v can be shown: the cell result of a value
+// v. See the package documentation for the methods it looks for. A nil v
+// gives empty Data. A method that fails or panics leaves its form out and
+// says why in the text/plain form.
+func Of(v any) Data {
+	switch x := v.(type) {
+	case nil:
+		return Data{}
+	case Data:
+		return x
+	case *Data:
+		if x == nil {
+			return Data{}
+		}
+		return *x
+	}
+	var notes []string
+	d := Data{data: map[string]any{}}
+	// try runs one of v's methods: user code, which must not take the
+	// kernel down with it.
+	try := func(form string, f func() error) {
+		defer func() {
+			if r := recover(); r != nil {
+				notes = append(notes, fmt.Sprintf("%s: panic: %v", form, r))
+			}
+		}()
+		if err := f(); err != nil {
+			notes = append(notes, form+": "+err.Error())
+		}
+	}
+	if x, ok := v.(interface {
+		MIMEBundle() (map[string]any, map[string]any)
+	}); ok {
+		try("MIMEBundle", func() error {
+			data, md := x.MIMEBundle()
+			d = d.With(Data{data: data, metadata: md})
+			return nil
+		})
+	}
+	if x, ok := v.(interface{ HTML() string }); ok {
+		try("HTML", func() error { d.data["text/html"] = x.HTML(); return nil })
+	}
+	if x, ok := v.(interface{ Markdown() string }); ok {
+		try("Markdown", func() error { d.data["text/markdown"] = x.Markdown(); return nil })
+	}
+	if x, ok := v.(interface{ PNG() ([]byte, error) }); ok {
+		try("PNG", func() error {
+			b, err := x.PNG()
+			if err == nil {
+				d.data["image/png"] = base64.StdEncoding.EncodeToString(b)
+			}
+			return err
+		})
+	} else if img, ok := v.(image.Image); ok {
+		try("PNG", func() error { d = d.With(Image(img)); return nil })
+	}
+	if x, ok := v.(interface{ SVG() ([]byte, error) }); ok {
+		try("SVG", func() error {
+			b, err := x.SVG()
+			if err == nil {
+				d.data["image/svg+xml"] = string(b)
+			}
+			return err
+		})
+	}
+	if x, ok := v.(interface{ JSON() ([]byte, error) }); ok {
+		try("JSON", func() error {
+			b, err := x.JSON()
+			switch {
+			case err != nil:
+				return err
+			case !json.Valid(b):
+				return errors.New("not valid JSON")
+			}
+			d.data["application/json"] = json.RawMessage(b)
+			return nil
+		})
+	}
+	if _, ok := d.data["text/plain"]; !ok {
+		try("text", func() error { d.data["text/plain"] = plain(v); return nil })
+	}
+	if len(notes) > 0 {
+		text, _ := d.data["text/plain"].(string)
+		for _, n := range notes {
+			text += "\n(" + n + ")"
+		}
+		d.data["text/plain"] = text
+	}
+	return d
+}
+
+// plain is the text/plain form: what fmt prints, with field names for
+// structs, bounded in size.
+func plain(v any) string {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case error:
+		s = x.Error()
+	case fmt.Stringer:
+		s = x.String()
+	default:
+		s = fmt.Sprintf("%+v", v)
+	}
+	if len(s) > maxText {
+		s = fmt.Sprintf("%s… (%d more bytes)", s[:maxText], len(s)-maxText)
+	}
+	return s
+}

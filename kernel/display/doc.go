@@ -1,0 +1,60 @@
+// Package display shows values richly in a Jupyter notebook run by the
+// evalcapsule Go kernel (`capsule kernel`): HTML, Markdown, images, JSON,
+// and outputs that update in place.
+//
+// # What a cell shows
+//
+// A cell is Go: imports, declarations and statements, in any order. The
+// kernel shows the value of the cell's last line when that line is an
+// expression, as Jupyter shows Python's last expression:
+//
+//   - an expression with one value is the cell's result (Out[n]): a
+//     variable, `6 * 7`, `rep.String()`, `claim.Waterfall()`;
+//   - a call with no result, or with several (fmt.Println returns the bytes
+//     written and an error), is a statement and shows nothing, so there is
+//     no stray byte count after printing; write `v, err := f()` and then `v`
+//     to see one of several values;
+//   - an error is never dropped: when the last value of that line is a
+//     non-nil error (`os.Remove(p)`, `capsule.LoadStudy(dir)`), the cell
+//     fails with it; a nil error shows nothing;
+//   - a nil value shows nothing;
+//   - declarations, assignments (`x := 5`), loops and other statements
+//     show nothing.
+//
+// Output printed with fmt.Print, log or os.Stdout and os.Stderr appears as
+// the cell runs. Show displays values in the middle of a cell.
+//
+// # Rich values
+//
+// A value is shown in every form it offers, and the notebook picks the
+// richest it can render. Of lists them: methods
+//
+//	HTML() string
+//	Markdown() string
+//	PNG() ([]byte, error)
+//	SVG() ([]byte, error)
+//	JSON() ([]byte, error)
+//	MIMEBundle() (data, metadata map[string]any)
+//
+// an image.Image (as PNG), and always text/plain from Error(), String() or
+// fmt's %+v. The analysis package's tables and plots have these methods,
+// so `claim.Waterfall()` as a cell's last line draws the plot. Types
+// declared in a cell may have them too.
+//
+// # Updating in place
+//
+// A Handle is one output that later calls replace (Jupyter's display_id
+// and update_display_data): progress of a long loop, or of a sweep:
+//
+//	h := display.New()
+//	for i := 1; i <= 10; i++ {
+//		h.Update(display.Markdown(fmt.Sprintf("step %d of 10", i)))
+//		step(i)
+//	}
+//
+// NewSweep does this for capsule.Run: pass its Event method as
+// capsule.RunOptions.Events and a table of the runs updates as they go.
+//
+// Outside a notebook (a compiled program, a test) Show and the handles
+// print the text/plain form to standard output.
+package display
