@@ -45,10 +45,10 @@ variants:
   - {num_fewshot: 2}
   - {num_fewshot: 3}
   - {num_fewshot: 4}
-  - {num_fewshot: 6}
-  - {num_fewshot: 7}
-  - {num_fewshot: 8}
-  - {num_fewshot: 10}
+  - {apply_chat_template: true}
+  - {model_args: {dtype: float16}}
+  - {batch_size: 1}
+  - {batch_size: 16}
 YAML
 "$capsule" run "$work/study" --runner simulated --json >/dev/null
 bytes=$(du -sb "$work/study" | cut -f1)
