@@ -18,7 +18,7 @@ type Regexp struct {
 
 	// re is the translated pattern. nonEmpty is the same pattern followed by
 	// (?!\G): when run from position p it only accepts matches that do not
-	// end at p, i.e. it is sre's must_advance search (see next).
+	// end at p, the search Python makes after an empty match (see match).
 	re, nonEmpty *regexp2.Regexp
 	expr         string
 }
@@ -51,9 +51,8 @@ var (
 // pattern uses one of the few constructs pyre cannot reproduce faithfully
 // (Error.Unsupported): \N{name} escapes, the (?t) flag, a back-reference
 // under both (?a) and (?i), a capturing group repeated inside a lookbehind,
-// a conditional (?(N)...) inside group N, repeat counts above 2147483646,
-// and conditional group references written other than as plain ASCII
-// digits.
+// a conditional (?(N)...) inside group N, and repeat counts above
+// 2147483646.
 func Compile(pattern string) (*Regexp, error) {
 	if v, ok := cache.Load(pattern); ok {
 		e := v.(cacheEntry)
@@ -151,12 +150,12 @@ func (t *text) slice(start, end int) string { return t.s[t.offs[start]:t.offs[en
 type span struct{ start, end int }
 
 // match runs one search from code point pos. With mustAdvance, a match
-// starting at pos must not be empty: this is CPython's state->must_advance,
-// which findall, finditer and sub set after an empty match (Python 3.7+).
-// sre implements it by failing the match at its final SUCCESS and
-// backtracking, so the alternative it then finds at pos is the next one in
-// backtracking order, and only if there is none does the search move on.
-// The (?!\G) suffix of nonEmpty does exactly that: \G is the position the
+// starting at pos must not be empty: after an empty match, Python 3.7+'s
+// findall, finditer and sub search on from the same position but reject
+// an empty match there, taking instead the next alternative in
+// backtracking order that is not empty (findall(r"a*|b", "baaa") finds "",
+// then "b" at 0), and only if there is none does the search move on. The
+// (?!\G) suffix of nonEmpty does exactly that: \G is the position the
 // search started from, so the suffix fails only for a match ending at pos,
 // which (matches never ending before they start) is an empty match at pos.
 //
@@ -262,41 +261,22 @@ func (re *Regexp) Search(s string) (groups []string, ok bool) {
 	return groups, true
 }
 
-// Sub is Python's re.sub(pattern, repl, s) with count=0: every match, empty
-// ones included (Python 3.7+ also replaces an empty match right after a
-// previous match), replaced by the expansion of the template repl. repl ""
-// (lm-eval's regexes_to_ignore) and any repl without a backslash are used
-// as is.
-//
-// Sub panics if repl is not a valid template for this pattern, where
-// Python raises re.error; use CompileTemplate and SubTemplate when repl
-// comes from data.
-func (re *Regexp) Sub(s, repl string) string {
-	tmpl, err := re.CompileTemplate(repl)
-	if err != nil {
-		panic(err)
-	}
-	return re.SubTemplate(s, tmpl)
-}
-
-// SubTemplate is Sub with a template compiled by CompileTemplate for this
-// Regexp.
-func (re *Regexp) SubTemplate(s string, tmpl *Template) string {
-	out, err := re.sub(s, tmpl)
+// Sub is Python's re.sub(pattern, "", s): every match removed, empty ones
+// included (which remove nothing but, since Python 3.7, are also found
+// right after a previous match). lm-eval's regexes_to_ignore are applied
+// this way; replacement templates are not supported.
+func (re *Regexp) Sub(s string) string {
+	out, err := re.sub(s)
 	re.must(err)
 	return out
 }
 
-func (re *Regexp) sub(s string, tmpl *Template) (string, error) {
-	if tmpl.re.pattern != re.pattern {
-		panic(fmt.Sprintf("pyre: template %q was compiled for pattern %q, not %q", tmpl.src, tmpl.re.pattern, re.pattern))
-	}
+func (re *Regexp) sub(s string) (string, error) {
 	t := newText(s)
 	var b strings.Builder
 	last := 0 // code point index of the end of the previous match
 	err := re.each(t, func(spans []span) {
 		b.WriteString(t.slice(last, spans[0].start))
-		tmpl.expand(&b, t, spans)
 		last = spans[0].end
 	})
 	b.WriteString(t.slice(last, len(t.runes)))

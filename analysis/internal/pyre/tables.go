@@ -8,8 +8,9 @@ package pyre
 // specialUpper holds the unconditional multi-character uppercase mappings
 // of Unicode's SpecialCasing.txt, which CPython's str.upper applies and
 // Go's unicode.ToUpper (a simple, one-rune mapping) does not: "ß" → "SS",
-// "ﬁ" → "FI", "ΐ" → "Ϊ́" and so on. Its first rune is also what sre's
-// case-insensitive range test uses as "the" uppercase of the character.
+// "ﬁ" → "FI", "ΐ" → "Ϊ́" and so on. Its first rune is also one of the
+// characters by which Python's IGNORECASE tests a character against a
+// range reaching above U+FFFF (see rangeFold).
 var specialUpper = map[rune]string{
 	0x00DF: "\u0053\u0053",       // LATIN SMALL LETTER SHARP S
 	0x0149: "\u02BC\u004E",       // LATIN SMALL LETTER N PRECEDED BY APOSTROPHE
@@ -113,60 +114,4 @@ var specialUpper = map[rune]string{
 	0xFB15: "\u0544\u053B",       // ARMENIAN SMALL LIGATURE MEN INI
 	0xFB16: "\u054E\u0546",       // ARMENIAN SMALL LIGATURE VEW NOW
 	0xFB17: "\u0544\u053D",       // ARMENIAN SMALL LIGATURE MEN XEH
-}
-
-// extraCases is CPython's re._casefix._EXTRA_CASES: for a lowercased
-// character, the other lowercased characters that share its uppercase
-// ("s" and "ſ", "σ" and "ς", ...). sre treats them as equal under IGNORECASE.
-var extraCases = map[rune][]rune{
-	0x0069: {0x0131},
-	0x0073: {0x017F},
-	0x00B5: {0x03BC},
-	0x0131: {0x0069},
-	0x017F: {0x0073},
-	0x0345: {0x03B9, 0x1FBE},
-	0x0390: {0x1FD3},
-	0x03B0: {0x1FE3},
-	0x03B2: {0x03D0},
-	0x03B5: {0x03F5},
-	0x03B8: {0x03D1},
-	0x03B9: {0x0345, 0x1FBE},
-	0x03BA: {0x03F0},
-	0x03BC: {0x00B5},
-	0x03C0: {0x03D6},
-	0x03C1: {0x03F1},
-	0x03C2: {0x03C3},
-	0x03C3: {0x03C2},
-	0x03C6: {0x03D5},
-	0x03D0: {0x03B2},
-	0x03D1: {0x03B8},
-	0x03D5: {0x03C6},
-	0x03D6: {0x03C0},
-	0x03F0: {0x03BA},
-	0x03F1: {0x03C1},
-	0x03F5: {0x03B5},
-	0x0432: {0x1C80},
-	0x0434: {0x1C81},
-	0x043E: {0x1C82},
-	0x0441: {0x1C83},
-	0x0442: {0x1C84, 0x1C85},
-	0x044A: {0x1C86},
-	0x0463: {0x1C87},
-	0x1C80: {0x0432},
-	0x1C81: {0x0434},
-	0x1C82: {0x043E},
-	0x1C83: {0x0441},
-	0x1C84: {0x0442, 0x1C85},
-	0x1C85: {0x0442, 0x1C84},
-	0x1C86: {0x044A},
-	0x1C87: {0x0463},
-	0x1C88: {0xA64B},
-	0x1E61: {0x1E9B},
-	0x1E9B: {0x1E61},
-	0x1FBE: {0x0345, 0x03B9},
-	0x1FD3: {0x0390},
-	0x1FE3: {0x03B0},
-	0xA64B: {0x1C88},
-	0xFB05: {0xFB06},
-	0xFB06: {0xFB05},
 }
