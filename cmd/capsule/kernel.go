@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -75,6 +76,10 @@ func runKernel(ctx context.Context, opts kernelOptions, io streams) error {
 	if err != nil {
 		return err
 	}
+	// yaegi logs its compiler's failures with the standard logger; they
+	// belong in the kernel's log, marked as its.
+	log.SetOutput(io.err)
+	log.SetPrefix("capsule kernel: yaegi: ")
 	sigint := make(chan os.Signal, 1)
 	signal.Notify(sigint, os.Interrupt)
 	defer signal.Stop(sigint)
@@ -83,7 +88,10 @@ func runKernel(ctx context.Context, opts kernelOptions, io streams) error {
 			k.Interrupt()
 		}
 	}()
-	return k.Run(ctx)
+	if err := k.Run(ctx); ctx.Err() == nil {
+		return err
+	}
+	return nil // SIGTERM: a normal end
 }
 
 // defaultHistoryFile is where cells are kept across sessions, under the

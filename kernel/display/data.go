@@ -237,6 +237,9 @@ func plain(v any) string {
 		s = x.Error()
 	case fmt.Stringer:
 		s = x.String()
+	case image.Image:
+		b := x.Bounds()
+		s = fmt.Sprintf("%T %d×%d", v, b.Dx(), b.Dy()) // not a dump of its pixels
 	default:
 		s = fmt.Sprintf("%+v", v)
 	}

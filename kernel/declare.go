@@ -1,0 +1,171 @@
+package kernel
+
+import (
+	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"strings"
+)
+
+// displayMethods are the methods through which a value shows itself. On a
+// type declared in a cell, compiled code cannot see them, so the kernel
+// calls them from interpreted code (see result).
+var displayMethods = map[string]bool{
+	"HTML": true, "Markdown": true, "PNG": true, "SVG": true, "JSON": true,
+	"String": true, "Error": true,
+}
+
+// declChunk evaluates declarations. A type declared before, in this cell
+// or another, is declared anew with its methods: the chunk's own, and the
+// latest of the others (yaegi would otherwise keep the first definition).
+func (e *engine) declChunk(ctx context.Context, c chunk, text string) error {
+	src := directive(e.cur, c.line, c.col) + text
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", "package p;"+src, parser.SkipObjectResolution)
+	if err != nil {
+		_, err = e.eval(ctx, c.line, c.col, text)
+		return err
+	}
+	const shift = len("package p;")
+	piece := func(from, to token.Pos) string {
+		p := fset.Position(from)
+		return rawDirective(p.Line, p.Column) + src[fset.Position(from).Offset-shift:fset.Position(to).Offset-shift]
+	}
+	newTypes := map[string]string{}
+	newMethods := map[string]map[string]string{}
+	names := map[string]string{} // declared name → its declaration
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.GenDecl:
+			whole := piece(d.Pos(), d.End())
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					// "type " before the spec: it may sit in a group.
+					p := fset.Position(s.Pos())
+					newTypes[s.Name.Name] = rawDirective(p.Line, p.Column-len("type ")) + "type " +
+						src[p.Offset-shift:fset.Position(s.End()).Offset-shift]
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						names[n.Name] = whole
+					}
+				}
+			}
+		case *ast.FuncDecl:
+			if d.Recv == nil {
+				names[d.Name.Name] = piece(d.Pos(), d.End())
+				continue
+			}
+			t := receiverType(d.Recv)
+			if newMethods[t] == nil {
+				newMethods[t] = map[string]string{}
+			}
+			newMethods[t][d.Name.Name] = piece(d.Pos(), d.End())
+			if displayMethods[d.Name.Name] {
+				e.shows[d.Name.Name] = true
+			}
+		}
+	}
+
+	// Types to declare anew, and what to replay with the chunk.
+	var replay strings.Builder
+	var reset []string
+	for t := range e.types {
+		_, redeclared := newTypes[t]
+		if !redeclared && newMethods[t] == nil {
+			continue
+		}
+		reset = append(reset, t)
+		if !redeclared {
+			replay.WriteString(e.types[t])
+		}
+		for m, s := range e.methods[t] {
+			if _, ok := newMethods[t][m]; !ok {
+				replay.WriteString(s)
+			}
+		}
+	}
+	for _, t := range reset {
+		forgetGlobal(e.in, t)
+	}
+	_, err = e.evalRaw(ctx, replay.String()+src)
+	if e.typingFailure(err) && len(reset) == 0 && len(e.undefined(itemDecl, text)) == 0 {
+		if handled, err2 := e.stepwiseVars(ctx, c, text); handled {
+			err = err2
+		}
+	}
+	if err != nil {
+		// Put the types back as they were.
+		for _, t := range reset {
+			forgetGlobal(e.in, t)
+			old := e.types[t]
+			for _, s := range e.methods[t] {
+				old += s
+			}
+			e.evalRaw(ctx, old)
+		}
+		return err
+	}
+	for t, s := range newTypes {
+		e.types[t] = s
+		e.decls[t] = s
+		if _, ok := newMethods[t]; !ok && e.methods[t] == nil {
+			e.methods[t] = map[string]string{}
+		}
+	}
+	for t, ms := range newMethods {
+		if e.methods[t] == nil {
+			e.methods[t] = map[string]string{}
+		}
+		for m, s := range ms {
+			e.methods[t][m] = s
+			e.decls[t+"."+m] = s
+		}
+	}
+	for n, s := range names {
+		e.decls[n] = s
+	}
+	return nil
+}
+
+// evalRaw evaluates declarations that carry their own line directives.
+func (e *engine) evalRaw(ctx context.Context, src string) (any, error) {
+	e.mu.Lock()
+	e.frames = nil
+	e.mu.Unlock()
+	v, err := func() (v any, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = internalError{r}
+			}
+		}()
+		return e.in.EvalWithContext(ctx, src)
+	}()
+	return v, err
+}
+
+// receiverType is the name of a method's receiver type: T for t T, *T or
+// T[K].
+func receiverType(recv *ast.FieldList) string {
+	if recv == nil || len(recv.List) == 0 {
+		return ""
+	}
+	t := recv.List[0].Type
+	for {
+		switch x := t.(type) {
+		case *ast.StarExpr:
+			t = x.X
+		case *ast.IndexExpr:
+			t = x.X
+		case *ast.IndexListExpr:
+			t = x.X
+		case *ast.ParenExpr:
+			t = x.X
+		case *ast.Ident:
+			return x.Name
+		default:
+			return ""
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package display
+
+import (
+	"fmt"
+	"html"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/evalcapsule/evalcapsule/capsule"
+)
+
+// Sweep shows the runs of a capsule sweep as a table that updates in place
+// while capsule.Run works:
+//
+//	s := display.NewSweep()
+//	sweep, err := capsule.Run(ctx, study, capsule.RunOptions{Runner: r, Events: s.Event})
+//
+// Updates are sent at most every Interval, and the last state always is.
+type Sweep struct {
+	// Interval is the shortest time between two updates (default 250 ms):
+	// a sweep sends hundreds of events a second.
+	Interval time.Duration
+
+	h       *Handle
+	mu      sync.Mutex
+	runs    map[string]capsule.RunEvent
+	order   []string
+	last    time.Time
+	pending *time.Timer
+}
+
+// NewSweep returns a Sweep that shows nothing until its first event.
+func NewSweep() *Sweep {
+	return &Sweep{h: New(), runs: map[string]capsule.RunEvent{}}
+}
+
+// Event records one change of a run; it is the capsule.RunOptions.Events
+// callback.
+func (s *Sweep) Event(ev capsule.RunEvent) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	name := ev.Run.Name
+	old, seen := s.runs[name]
+	if !seen {
+		s.order = append(s.order, name)
+	}
+	if ev.Progress.Phase == "" && seen {
+		ev.Progress = old.Progress // a status change without progress keeps the bar
+	}
+	s.runs[name] = ev
+	interval := s.Interval
+	if interval <= 0 {
+		interval = 250 * time.Millisecond
+	}
+	switch wait := interval - time.Since(s.last); {
+	case s.finished() || wait <= 0:
+		s.flush()
+	case s.pending == nil:
+		s.pending = time.AfterFunc(wait, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.flush()
+		})
+	}
+}
+
+// finished reports whether every run has ended.
+func (s *Sweep) finished() bool {
+	for _, ev := range s.runs {
+		switch ev.Status {
+		case "done", "failed", "interrupted", "skipped":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Sweep) flush() {
+	if s.pending != nil {
+		s.pending.Stop()
+		s.pending = nil
+	}
+	s.last = time.Now()
+	s.h.Update(HTML(s.html()).With(Text(s.text())))
+}
+
+// HTML returns the table as it stands.
+func (s *Sweep) HTML() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.html()
+}
+
+// String returns the table as text.
+func (s *Sweep) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.text()
+}
+
+func (s *Sweep) fraction(ev capsule.RunEvent) float64 {
+	switch ev.Status {
+	case "done", "skipped":
+		return 1
+	}
+	return ev.Progress.Fraction()
+}
+
+func (s *Sweep) detail(ev capsule.RunEvent) string {
+	d := ev.Status
+	if ev.Status == "running" && ev.Progress.Total > 0 {
+		d = fmt.Sprintf("%s %d/%d", ev.Progress.Phase, ev.Progress.Done, ev.Progress.Total)
+	}
+	if ev.Err != nil && ev.Status != "done" {
+		d += ": " + ev.Err.Error()
+	}
+	return d
+}
+
+func (s *Sweep) html() string {
+	var b strings.Builder
+	b.WriteString(`<table><thead><tr><th style="text-align:left">run</th><th style="text-align:left">change</th><th>progress</th><th style="text-align:left">status</th></tr></thead><tbody>`)
+	for _, name := range s.order {
+		ev := s.runs[name]
+		pct := 100 * s.fraction(ev)
+		fmt.Fprintf(&b, `<tr><td style="text-align:left"><code>%s</code></td><td style="text-align:left">%s</td>`+
+			`<td><progress max="100" value="%.0f"></progress> %3.0f%%</td><td style="text-align:left">%s</td></tr>`,
+			html.EscapeString(name), html.EscapeString(ev.Run.Label), pct, pct, html.EscapeString(s.detail(ev)))
+	}
+	b.WriteString(`</tbody></table>`)
+	return b.String()
+}
+
+func (s *Sweep) text() string {
+	var b strings.Builder
+	for _, name := range s.order {
+		ev := s.runs[name]
+		fmt.Fprintf(&b, "%-40s %3.0f%%  %s\n", name, 100*s.fraction(ev), s.detail(ev))
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}

@@ -1,0 +1,206 @@
+package kernel_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// These tests drive the kernel through Debian's Jupyter: the conformance
+// suite (python3-jupyter-kernel-test), jupyter_client, and nbconvert on
+// every notebook under notebooks/. They fail, not skip, without those
+// packages: CI installs them (see jupyterPackages).
+
+const debianPython = "/usr/bin/python3"
+
+// jupyterPackages are the Debian packages the tests need, installed with
+// apt-get install --no-install-recommends.
+const jupyterPackages = "jupyter-client python3-jupyter-client jupyter-nbconvert python3-nbconvert python3-nbclient python3-jupyter-kernel-test python3-ipykernel"
+
+// jupyterEnv is a kernel built from this tree and installed into a
+// temporary Jupyter data directory, shared by the tests of one run.
+type jupyterEnv struct {
+	bin  string   // the capsule binary
+	env  []string // JUPYTER_PATH and friends, pointing into the temporary tree
+	root string
+}
+
+var (
+	envOnce sync.Once
+	envVal  *jupyterEnv
+	envErr  error
+)
+
+// TestMain removes the built kernel when the tests are done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if envVal != nil {
+		os.RemoveAll(envVal.root)
+	}
+	os.Exit(code)
+}
+
+func requireJupyter(t *testing.T) *jupyterEnv {
+	t.Helper()
+	if _, err := os.Stat(debianPython); err != nil {
+		t.Fatalf("%s not found (%v): CI must install Debian's Jupyter: apt-get install -y --no-install-recommends %s", debianPython, err, jupyterPackages)
+	}
+	out, err := exec.Command(debianPython, "-c", "import jupyter_client, jupyter_kernel_test, nbconvert, nbclient, ipykernel").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s cannot import Jupyter's modules (%v): CI must install Debian's packages: apt-get install -y --no-install-recommends %s\n%s",
+			debianPython, err, jupyterPackages, out)
+	}
+	if _, err := os.Stat("/usr/bin/jupyter"); err != nil {
+		t.Fatalf("/usr/bin/jupyter not found: CI must install Debian's packages: apt-get install -y --no-install-recommends %s", jupyterPackages)
+	}
+	envOnce.Do(func() { envVal, envErr = buildEnv() })
+	if envErr != nil {
+		t.Fatal(envErr)
+	}
+	return envVal
+}
+
+// buildEnv builds capsule and installs two kernelspecs into a temporary
+// prefix: evalcapsule-go (interrupt_mode message) and
+// evalcapsule-go-signal.
+func buildEnv() (*jupyterEnv, error) {
+	root, err := os.MkdirTemp("", "kernel-jupyter-")
+	if err != nil {
+		return nil, err
+	}
+	bin := filepath.Join(root, "capsule")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/evalcapsule/evalcapsule/cmd/capsule").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	prefix := filepath.Join(root, "prefix")
+	for _, args := range [][]string{
+		{"kernel", "install", "--prefix", prefix},
+		{"kernel", "install", "--prefix", prefix, "--name", "evalcapsule-go-signal", "--interrupt-mode", "signal"},
+	} {
+		if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("capsule %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	env := append(os.Environ(),
+		"JUPYTER_PATH="+filepath.Join(prefix, "share", "jupyter"),
+		"JUPYTER_DATA_DIR="+filepath.Join(root, "data"),
+		"JUPYTER_CONFIG_DIR="+filepath.Join(root, "config"),
+		"JUPYTER_RUNTIME_DIR="+filepath.Join(root, "runtime"),
+		"XDG_DATA_HOME="+filepath.Join(root, "xdg"), // the kernel's history file
+		"IPYTHONDIR="+filepath.Join(root, "ipython"),
+		"PYDEVD_DISABLE_FILE_VALIDATION=1",
+		"PYTHONDONTWRITEBYTECODE=1", // no __pycache__ in testdata/
+		"EVALCAPSULE_KERNEL_NAME=evalcapsule-go",
+	)
+	return &jupyterEnv{bin: bin, env: env, root: root}, nil
+}
+
+// python runs Debian's Python on args in testdata/, with a fresh history.
+func (j *jupyterEnv) python(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(debianPython, args...)
+	cmd.Dir = "testdata"
+	cmd.Env = append(append([]string{}, j.env...), "XDG_DATA_HOME="+t.TempDir())
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+var ranRE = regexp.MustCompile(`(?m)^Ran (\d+) tests? in`)
+
+// checkUnittest fails unless a unittest run passed every test, skipping
+// none.
+func checkUnittest(t *testing.T, out string, err error, min int) {
+	t.Helper()
+	t.Log(out)
+	if err != nil {
+		t.Fatalf("unittest failed: %v", err)
+	}
+	m := ranRE.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatal("no unittest summary in the output")
+	}
+	var n int
+	fmt.Sscan(m[1], &n)
+	if n < min {
+		t.Errorf("ran %d tests, want at least %d", n, min)
+	}
+	if strings.Contains(out, "skipped") {
+		t.Error("a test was skipped: every test of the suite must be configured")
+	}
+	if !regexp.MustCompile(`(?m)^OK$`).MatchString(out) {
+		t.Error("unittest did not report OK")
+	}
+}
+
+// TestConformance runs Jupyter's kernel conformance suite, every test
+// configured (testdata/conformance.py).
+func TestConformance(t *testing.T) {
+	j := requireJupyter(t)
+	out, err := j.python(t, "-m", "unittest", "-v", "conformance")
+	checkUnittest(t, out, err, 12)
+}
+
+// TestClient checks through jupyter_client what the suite does not:
+// interrupts in both modes, restart, shutdown, stdin, history, display
+// updates, forged messages (testdata/client_checks.py).
+func TestClient(t *testing.T) {
+	j := requireJupyter(t)
+	out, err := j.python(t, "-m", "unittest", "-v", "client_checks")
+	checkUnittest(t, out, err, 12)
+}
+
+// TestNotebooks executes every notebook under notebooks/ with nbconvert;
+// any cell that fails fails the test.
+func TestNotebooks(t *testing.T) {
+	j := requireJupyter(t)
+	notebooks, _ := filepath.Glob("../notebooks/*.ipynb")
+	if len(notebooks) == 0 {
+		t.Fatal("no notebooks under ../notebooks")
+	}
+	for _, nb := range notebooks {
+		t.Run(filepath.Base(nb), func(t *testing.T) {
+			outDir := t.TempDir()
+			cmd := exec.Command("/usr/bin/jupyter", "nbconvert", "--to", "notebook", "--execute",
+				"--ExecutePreprocessor.kernel_name=evalcapsule-go", "--ExecutePreprocessor.timeout=600",
+				"--output-dir", outDir, nb)
+			cmd.Env = append(append([]string{}, j.env...), "XDG_DATA_HOME="+t.TempDir())
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("nbconvert --execute %s: %v\n%s", nb, err, out)
+			}
+			b, err := os.ReadFile(filepath.Join(outDir, filepath.Base(nb)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				Cells []struct {
+					CellType string `json:"cell_type"`
+					Outputs  []struct {
+						OutputType string `json:"output_type"`
+						Ename      string `json:"ename"`
+						Evalue     string `json:"evalue"`
+					} `json:"outputs"`
+				} `json:"cells"`
+			}
+			if err := json.Unmarshal(b, &doc); err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range doc.Cells {
+				for _, o := range c.Outputs {
+					if o.OutputType == "error" {
+						t.Errorf("cell %d: %s: %s", i, o.Ename, o.Evalue)
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,261 @@
+package kernel
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"slices"
+	"strings"
+)
+
+// mainName replaces the name main in cells: yaegi runs a main function of
+// the interpreted package on every later evaluation of declarations, so a
+// cell's func main would run again and again. The kernel runs it once,
+// right after the cell that declares it.
+const mainName = "main__"
+
+// edit replaces src[off:off+del] with ins.
+type edit struct {
+	off, del int
+	ins      string
+}
+
+// rewrite returns the cell with the changes that make yaegi run it as the
+// go command would, none of which adds or removes a line, so that
+// positions keep their line:
+//
+//   - a goroutine started with go gets a deferred recover first: a panic
+//     in it would end the kernel. It is reported on the cell's standard
+//     error instead. `go f(x)` becomes `go func() { defer …; f(x) }()`,
+//     which evaluates x in the new goroutine rather than before it;
+//   - closures in a loop see that iteration's loop variables, as since Go
+//     1.22 (yaegi shares one variable across iterations): the body starts
+//     by copying them, and the closures use the copies;
+//   - range over an integer, which yaegi's compiler cannot handle, becomes
+//     a three-clause loop when the integer is plainly one (a literal, len,
+//     cap, arithmetic on those, or an integer variable of an earlier
+//     cell; isInt says which names are);
+//   - main is renamed (see mainName).
+//
+// Items that do not parse are left alone: yaegi reports their error.
+func rewrite(src, cell string, items []item, isInt func(name string) bool) string {
+	var edits []edit
+	copies := 0
+	for _, it := range items {
+		if it.kind != itemStmt && it.kind != itemDecl {
+			continue
+		}
+		edits = append(edits, rewriteItem(src, cell, it, &copies, isInt)...)
+	}
+	edits = append(edits, renameMain(src)...)
+	if len(edits) == 0 {
+		return src
+	}
+	// Apply from the end, so offsets stay valid; insertions at one offset
+	// keep the order they were made in.
+	// An insertion and a replacement at one offset: the replacement goes
+	// first, so that the insertion lands before the replaced text.
+	slices.SortStableFunc(edits, func(a, b edit) int {
+		if a.off != b.off {
+			return b.off - a.off
+		}
+		return min(b.del, 1) - min(a.del, 1)
+	})
+	out := src
+	for _, e := range edits {
+		out = out[:e.off] + e.ins + out[e.off+e.del:]
+	}
+	return out
+}
+
+func rewriteItem(src, cell string, it item, copies *int, isInt func(string) bool) []edit {
+	text := src[it.start:it.end]
+	prefix := "package p;"
+	if it.kind == itemStmt {
+		prefix = "package p; func _() {"
+		text += "\n}"
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", prefix+text, 0)
+	if err != nil {
+		return nil
+	}
+	base := it.start - len(prefix)
+	off := func(p token.Pos) int { return fset.Position(p).Offset + base }
+	var edits []edit
+	insert := func(p token.Pos, s string) { edits = append(edits, edit{off: off(p), ins: s}) }
+
+	// Loop variables that closures capture get a per-iteration copy.
+	ast.Inspect(f, func(n ast.Node) bool {
+		var vars []*ast.Ident
+		var body *ast.BlockStmt
+		switch n := n.(type) {
+		case *ast.ForStmt:
+			if as, ok := n.Init.(*ast.AssignStmt); ok && as.Tok == token.DEFINE {
+				for _, e := range as.Lhs {
+					if id, ok := e.(*ast.Ident); ok {
+						vars = append(vars, id)
+					}
+				}
+			}
+			body = n.Body
+		case *ast.RangeStmt:
+			if n.Tok == token.DEFINE {
+				for _, e := range []ast.Expr{n.Key, n.Value} {
+					if id, ok := e.(*ast.Ident); ok {
+						vars = append(vars, id)
+					}
+				}
+			}
+			body = n.Body
+		default:
+			return true
+		}
+		objs := map[*ast.Object]string{}
+		for _, id := range vars {
+			if id.Name != "_" && id.Obj != nil {
+				*copies++
+				objs[id.Obj] = fmt.Sprintf("__lv%d_%s", *copies, id.Name)
+			}
+		}
+		used := map[*ast.Object]bool{}
+		for _, c := range closures(body) {
+			ast.Inspect(c, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok && id.Obj != nil {
+					if name, ok := objs[id.Obj]; ok {
+						edits = append(edits, edit{off: off(id.Pos()), del: len(id.Name), ins: name})
+						used[id.Obj] = true
+					}
+				}
+				return true
+			})
+		}
+		var decl strings.Builder
+		for _, id := range vars {
+			if used[id.Obj] {
+				fmt.Fprintf(&decl, " %s := %s;", objs[id.Obj], id.Name)
+			}
+		}
+		if decl.Len() > 0 {
+			insert(body.Lbrace+1, decl.String())
+		}
+		return true
+	})
+
+	// Range over an integer.
+	ast.Inspect(f, func(n ast.Node) bool {
+		r, ok := n.(*ast.RangeStmt)
+		if !ok || !intExpr(r.X, isInt) || fset.Position(r.X.Pos()).Line != fset.Position(r.X.End()).Line {
+			return true
+		}
+		*copies++
+		x := src[off(r.X.Pos()):off(r.X.End())]
+		bound := fmt.Sprintf("__rn%d", *copies)
+		switch key, _ := r.Key.(*ast.Ident); {
+		case r.Key == nil:
+			i := fmt.Sprintf("__ri%d", *copies)
+			edits = append(edits, edit{off: off(r.Range), del: off(r.X.End()) - off(r.Range),
+				ins: fmt.Sprintf("%s, %s := (%s)-(%s), %s; %s < %s; %s++", i, bound, x, x, x, i, bound, i)})
+		case key != nil && r.Tok == token.DEFINE:
+			edits = append(edits, edit{off: off(r.Key.Pos()), del: off(r.X.End()) - off(r.Key.Pos()),
+				ins: fmt.Sprintf("%s, %s := (%s)-(%s), %s; %s < %s; %s++", key.Name, bound, x, x, x, key.Name, bound, key.Name)})
+		case r.Tok == token.ASSIGN:
+			k := src[off(r.Key.Pos()):off(r.Key.End())]
+			edits = append(edits, edit{off: off(r.Key.Pos()), del: off(r.X.End()) - off(r.Key.Pos()),
+				ins: fmt.Sprintf("%s = 0; %s < %s; %s++", k, k, x, k)})
+		}
+		return true
+	})
+
+	// Goroutines recover their panics.
+	ast.Inspect(f, func(n ast.Node) bool {
+		g, ok := n.(*ast.GoStmt)
+		if !ok {
+			return true
+		}
+		line, col := lineCol(src, off(g.Pos()))
+		where := fmt.Sprintf("%q", fmt.Sprintf("%s:%d:%d", cell, line, col))
+		if lit, ok := g.Call.Fun.(*ast.FuncLit); ok {
+			insert(lit.Body.Lbrace+1, " defer __krecover("+where+");")
+		} else {
+			insert(g.Call.Pos(), "func() { defer __krecover("+where+"); ")
+			insert(g.Call.End(), " }()")
+		}
+		return true
+	})
+	return edits
+}
+
+// lineCol returns the 1-based line and column (in bytes) of offset off
+// in src.
+func lineCol(src string, off int) (line, col int) {
+	line = 1 + strings.Count(src[:off], "\n")
+	return line, off - strings.LastIndexByte(src[:off], '\n')
+}
+
+// intExpr reports whether x is plainly an integer: a literal, len or cap,
+// arithmetic on those, or a name isInt knows as an integer.
+func intExpr(x ast.Expr, isInt func(string) bool) bool {
+	switch x := x.(type) {
+	case *ast.BasicLit:
+		return x.Kind == token.INT
+	case *ast.ParenExpr:
+		return intExpr(x.X, isInt)
+	case *ast.CallExpr:
+		id, ok := x.Fun.(*ast.Ident)
+		return ok && (id.Name == "len" || id.Name == "cap")
+	case *ast.BinaryExpr:
+		switch x.Op {
+		case token.ADD, token.SUB, token.MUL, token.QUO, token.REM, token.SHL, token.SHR, token.AND, token.OR, token.XOR:
+			return intExpr(x.X, isInt) && intExpr(x.Y, isInt)
+		}
+	case *ast.Ident:
+		return isInt != nil && isInt(x.Name)
+	}
+	return false
+}
+
+// closures returns what in body runs after the iteration that started it
+// may have ended: function literals, and the calls of go statements (which
+// rewrite wraps in one).
+func closures(body *ast.BlockStmt) []ast.Node {
+	var out []ast.Node
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			out = append(out, n)
+			return false
+		case *ast.GoStmt:
+			out = append(out, n.Call)
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+// renameMain renames every identifier main that is not a field or method
+// selector.
+func renameMain(src string) []edit {
+	if !strings.Contains(src, "main") {
+		return nil
+	}
+	fset := token.NewFileSet()
+	file := fset.AddFile("", -1, len(src))
+	var s scanner.Scanner
+	s.Init(file, []byte(src), nil, 0)
+	var edits []edit
+	prev := token.ILLEGAL
+	for {
+		pos, tok, lit := s.Scan()
+		if tok == token.EOF {
+			return edits
+		}
+		if tok == token.IDENT && lit == "main" && prev != token.PERIOD {
+			edits = append(edits, edit{off: file.Offset(pos), del: len(lit), ins: mainName})
+		}
+		prev = tok
+	}
+}

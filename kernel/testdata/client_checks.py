@@ -1,0 +1,259 @@
+"""Checks of the evalcapsule Go kernel through Debian's jupyter_client, for
+what the conformance suite does not cover: interrupts in both modes,
+restart, shutdown, stdin, history, display updates, forged messages.
+
+Run by TestClient (kernel/jupyter_test.go) as
+    JUPYTER_PATH=<prefix>/share/jupyter /usr/bin/python3 -m unittest -v client_checks
+from this directory. EVALCAPSULE_KERNEL_NAME names the kernelspec with
+interrupt_mode "message"; the same name with "-signal" appended, the one
+with "signal".
+"""
+
+import os
+import queue
+import tempfile
+import time
+import unittest
+
+from jupyter_client.manager import KernelManager
+from jupyter_client.session import Session
+
+NAME = os.environ.get("EVALCAPSULE_KERNEL_NAME", "evalcapsule-go")
+TIMEOUT = 30
+DISPLAY = 'import "github.com/evalcapsule/evalcapsule/kernel/display"\n'
+
+
+class Kernel:
+    """A kernel started through jupyter_client, its log in a file."""
+
+    def __init__(self, name=NAME):
+        self.log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
+        self.km = KernelManager(kernel_name=name)
+        self.km.start_kernel(stderr=self.log)
+        self.process = self.km.provisioner.process
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=TIMEOUT)
+
+    def close(self):
+        self.kc.stop_channels()
+        if self.km.is_alive():
+            self.km.shutdown_kernel(now=True)
+        del self.kc, self.km
+        self.log.close()
+        os.unlink(self.log.name)
+
+    def log_text(self):
+        with open(self.log.name) as f:
+            return f.read()
+
+    def collect(self, msg_id, timeout=TIMEOUT):
+        """IOPub messages of one request, from busy to idle."""
+        msgs = []
+        deadline = time.time() + timeout
+        while True:
+            m = self.kc.get_iopub_msg(timeout=max(0.1, deadline - time.time()))
+            if m["parent_header"].get("msg_id") != msg_id:
+                continue
+            msgs.append(m)
+            if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+                return msgs
+
+    def run(self, code, timeout=TIMEOUT, **kw):
+        """Executes code: (execute_reply content, IOPub messages)."""
+        msg_id = self.kc.execute(code, **kw)
+        reply = self.shell_reply(msg_id, timeout)
+        return reply["content"], self.collect(msg_id, timeout)
+
+    def shell_reply(self, msg_id, timeout=TIMEOUT):
+        deadline = time.time() + timeout
+        while True:
+            m = self.kc.get_shell_msg(timeout=max(0.1, deadline - time.time()))
+            if m["parent_header"].get("msg_id") == msg_id:
+                return m
+
+
+def outputs(msgs, msg_type):
+    return [m["content"] for m in msgs if m["msg_type"] == msg_type]
+
+
+def stdout(msgs):
+    return "".join(c["text"] for c in outputs(msgs, "stream") if c["name"] == "stdout")
+
+
+class ClientChecks(unittest.TestCase):
+    def setUp(self):
+        self.k = Kernel()
+
+    def tearDown(self):
+        self.k.close()
+
+    def test_kernel_info(self):
+        self.k.kc.kernel_info()
+        info = self.k.kc.get_shell_msg(timeout=TIMEOUT)["content"]
+        self.assertEqual(info["protocol_version"], "5.3")
+        self.assertEqual(info["language_info"]["name"], "go")
+        self.assertEqual(info["language_info"]["file_extension"], ".go")
+
+    def test_busy_idle_and_counts(self):
+        first, msgs = self.k.run("1")
+        self.assertEqual([m["msg_type"] for m in msgs][:2], ["status", "execute_input"])
+        self.assertEqual(msgs[0]["content"]["execution_state"], "busy")
+        second, _ = self.k.run("2")
+        self.assertEqual(second["execution_count"], first["execution_count"] + 1)
+        silent, msgs = self.k.run("3", silent=True)
+        self.assertEqual(silent["execution_count"], second["execution_count"])
+        self.assertEqual(outputs(msgs, "execute_input"), [])
+        self.assertEqual(outputs(msgs, "execute_result"), [])
+
+    def check_interrupt(self, k):
+        msg_id = k.kc.execute("for {\n}")
+        time.sleep(0.5)
+        self.assertTrue(k.kc.hb_channel.is_beating(), "the heartbeat stopped while a cell ran")
+        start = time.time()
+        k.km.interrupt_kernel()
+        reply = k.shell_reply(msg_id, timeout=10)["content"]
+        self.assertLess(time.time() - start, 5)
+        self.assertEqual(reply["status"], "error")
+        self.assertEqual(reply["ename"], "Interrupted")
+        k.collect(msg_id)
+        reply, msgs = k.run("6 * 7")
+        self.assertEqual(reply["status"], "ok")
+        self.assertEqual(outputs(msgs, "execute_result")[0]["data"]["text/plain"], "42")
+
+    def test_interrupt_message(self):
+        self.assertEqual(self.k.km.kernel_spec.interrupt_mode, "message")
+        self.check_interrupt(self.k)
+
+    def test_interrupt_signal(self):
+        k = Kernel(NAME + "-signal")
+        try:
+            self.assertEqual(k.km.kernel_spec.interrupt_mode, "signal")
+            self.check_interrupt(k)
+            # A second SIGINT does not end the kernel either.
+            self.check_interrupt(k)
+        finally:
+            k.close()
+
+    def test_restart(self):
+        self.k.run("x := 5")
+        reply, _ = self.k.run("x")
+        self.assertEqual(reply["status"], "ok")
+        old = self.k.km.provisioner.process
+        self.k.km.restart_kernel(now=False)
+        self.assertEqual(old.wait(timeout=10), 0)
+        self.k.kc.wait_for_ready(timeout=TIMEOUT)
+        reply, msgs = self.k.run("x")
+        self.assertEqual(reply["status"], "error")
+        self.assertIn("undefined: x", reply["evalue"])
+
+    def test_shutdown_exit_code(self):
+        self.k.run("6 * 7")
+        self.k.km.shutdown_kernel(now=False)
+        self.assertEqual(self.k.process.wait(timeout=10), 0)
+
+    def test_stdin(self):
+        code = 'import "fmt"\nvar name string\nfmt.Print("name? ")\nfmt.Scanln(&name)\nfmt.Println("hello,", name)'
+        msg_id = self.k.kc.execute(code, allow_stdin=True)
+        req = self.k.kc.get_stdin_msg(timeout=TIMEOUT)
+        self.assertEqual(req["msg_type"], "input_request")
+        self.assertEqual(req["content"]["prompt"], "name? ")
+        self.assertEqual(req["parent_header"]["msg_id"], msg_id)
+        self.k.kc.input("gopher")
+        reply = self.k.shell_reply(msg_id)["content"]
+        self.assertEqual(reply["status"], "ok")
+        self.assertIn("hello, gopher", stdout(self.k.collect(msg_id)))
+        # An interrupt while the kernel waits for input.
+        msg_id = self.k.kc.execute('fmt.Scanln(&name)', allow_stdin=True)
+        self.assertEqual(self.k.kc.get_stdin_msg(timeout=TIMEOUT)["msg_type"], "input_request")
+        self.k.km.interrupt_kernel()
+        reply = self.k.shell_reply(msg_id)["content"]
+        self.assertEqual(reply["ename"], "Interrupted")
+        # A frontend that cannot answer: the read fails, the cell with it.
+        reply, _ = self.k.run('var s string\n_, err := fmt.Scanln(&s)\nerr', allow_stdin=False)
+        self.assertEqual(reply["status"], "error")
+        self.assertIn("allow_stdin", reply["evalue"])
+
+    def test_history(self):
+        for code in ['import "fmt"', 'fmt.Println("hist-one")', "6 * 7", 'fmt.Println("hist-two")']:
+            self.k.run(code)
+        kc = self.k.kc
+        kc.history(hist_access_type="tail", n=2, output=False, raw=True)
+        hist = kc.get_shell_msg(timeout=TIMEOUT)["content"]["history"]
+        self.assertEqual([h[2] for h in hist], ["6 * 7", 'fmt.Println("hist-two")'])
+        session, line = hist[0][0], hist[0][1]
+        kc.history(hist_access_type="range", session=session, start=line, stop=line + 1, output=True, raw=True)
+        hist = kc.get_shell_msg(timeout=TIMEOUT)["content"]["history"]
+        self.assertEqual(hist, [[session, line, ["6 * 7", "42"]]])
+        kc.history(hist_access_type="range", session=0, start=1, output=False, raw=True)
+        hist = kc.get_shell_msg(timeout=TIMEOUT)["content"]["history"]
+        self.assertEqual(len(hist), 4)
+        self.k.run('fmt.Println("hist-one")')
+        kc.history(hist_access_type="search", pattern="*hist-*", unique=True, output=False, raw=True)
+        hist = kc.get_shell_msg(timeout=TIMEOUT)["content"]["history"]
+        self.assertEqual([h[2] for h in hist], ['fmt.Println("hist-two")', 'fmt.Println("hist-one")'])
+        kc.history(hist_access_type="search", pattern="*hist-*", n=1, output=False, raw=True)
+        hist = kc.get_shell_msg(timeout=TIMEOUT)["content"]["history"]
+        self.assertEqual([h[2] for h in hist], ['fmt.Println("hist-one")'])
+        # The next session reads this one's from the history file.
+        self.k.close()
+        self.k = Kernel()
+        self.k.kc.history(hist_access_type="range", session=-1, start=1, output=False, raw=True)
+        hist = self.k.kc.get_shell_msg(timeout=TIMEOUT)["content"]["history"]
+        self.assertEqual(len(hist), 5)
+        self.assertEqual(hist[0][0], session)
+        self.assertEqual(hist[-1][2], 'fmt.Println("hist-one")')
+
+    def test_update_display_data(self):
+        reply, msgs = self.k.run(DISPLAY + 'h := display.New()\nh.Update(display.Text("a"))\nh.Update(display.Text("b"))')
+        self.assertEqual(reply["status"], "ok")
+        shown = outputs(msgs, "display_data")
+        updated = outputs(msgs, "update_display_data")
+        self.assertEqual(len(shown), 1)
+        self.assertEqual(len(updated), 1)
+        display_id = shown[0]["transient"]["display_id"]
+        self.assertTrue(display_id)
+        self.assertEqual(updated[0]["transient"]["display_id"], display_id)
+        self.assertEqual(updated[0]["data"]["text/plain"], "b")
+        # A later cell updates the output in place too.
+        reply, msgs = self.k.run('h.Update(display.Text("c"))')
+        updated = outputs(msgs, "update_display_data")
+        self.assertEqual([u["transient"]["display_id"] for u in updated], [display_id])
+        self.assertEqual(outputs(msgs, "display_data"), [])
+
+    def test_forged_messages_are_rejected(self):
+        marker = tempfile.mktemp()
+        code = 'import "os"\nos.WriteFile(%r, nil, 0o644)\nforged := 1' % marker
+        kc = self.k.kc
+        for key in (b"not the key", b""):  # forged, unsigned
+            bad = Session(key=key, session=kc.session.session, username=kc.session.username)
+            msg = bad.send(kc.shell_channel.socket, "execute_request", {
+                "code": code, "silent": False, "store_history": True,
+                "user_expressions": {}, "allow_stdin": False, "stop_on_error": True,
+            })
+            with self.assertRaises(queue.Empty):
+                kc.get_shell_msg(timeout=1)
+            self.assertFalse(os.path.exists(marker), "a forged request ran")
+        # The kernel runs on, and never saw the variable.
+        reply, _ = self.k.run("forged")
+        self.assertEqual(reply["status"], "error")
+        self.assertIn("undefined: forged", reply["evalue"])
+        self.assertIn("invalid message signature", self.k.log_text())
+
+    def test_goroutine_panic(self):
+        reply, msgs = self.k.run('import "time"\ngo func() { panic("boom") }()\ntime.Sleep(100 * time.Millisecond)')
+        self.assertEqual(reply["status"], "ok")
+        err = "".join(c["text"] for c in outputs(msgs, "stream") if c["name"] == "stderr")
+        self.assertIn("panic in a goroutine", err)
+        self.assertIn("boom", err)
+        reply, _ = self.k.run("6 * 7")
+        self.assertEqual(reply["status"], "ok")
+
+    def test_comm_info(self):
+        self.k.kc.comm_info()
+        reply = self.k.kc.get_shell_msg(timeout=TIMEOUT)["content"]
+        self.assertEqual(reply, {"status": "ok", "comms": {}})
+
+
+if __name__ == "__main__":
+    unittest.main()
