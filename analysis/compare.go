@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -11,10 +10,6 @@ import (
 
 	"github.com/evalcapsule/evalcapsule/harness"
 )
-
-// ErrNotPaired means two runs cannot be compared document by document: they
-// share no task, or their documents differ.
-var ErrNotPaired = errors.New("runs cannot be paired")
 
 // CompareOptions configures Compare. The zero value works.
 type CompareOptions struct {

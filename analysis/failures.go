@@ -360,9 +360,6 @@ func agreement(fs []Failure) *LabelAgreement {
 	return a
 }
 
-// ErrLabels means a hand-label file cannot be read.
-var ErrLabels = errors.New("invalid hand labels")
-
 // ReadLabels reads hand labels of a task from the run directory: a CSV file
 // labels/<task>.csv (header doc_id,class; extra columns such as a note are
 // kept out) or a JSON file labels/<task>.json ({"<doc_id>": "<class>"}).

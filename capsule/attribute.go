@@ -2,7 +2,6 @@ package capsule
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -11,9 +10,6 @@ import (
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/harness"
 )
-
-// ErrRunMissing means a planned run has no output yet.
-var ErrRunMissing = errors.New("run has no output")
 
 // LoadRuns reads the output of every planned run of the study.
 func LoadRuns(ctx context.Context, s *Study, opts analysis.RescoreOptions) (map[string]*analysis.Scores, error) {

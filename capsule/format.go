@@ -2,7 +2,6 @@ package capsule
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -49,11 +48,6 @@ const FormatVersion = "1.0"
 
 // ConfigSchema is the schema's name inside the config blob.
 const ConfigSchema = "evalcapsule.capsule.config/v1"
-
-// ErrFormat means a capsule is not valid: a digest or size that does not
-// match, a path outside the capsule, an unknown media type or major
-// version, a blob over the size limit.
-var ErrFormat = errors.New("invalid capsule")
 
 // Config is the capsule's config blob: the study and every run record, the
 // tables as computed when the capsule was packed, and who packed it.

@@ -33,14 +33,6 @@ import (
 	"github.com/evalcapsule/evalcapsule/harness"
 )
 
-// ErrIncomplete means a planned run of the study is missing or not done,
-// so the capsule would not hold what the study claims.
-var ErrIncomplete = errors.New("study is incomplete")
-
-// ErrNotPackable means a file of the study cannot go into a capsule: a
-// symbolic link, or a name a reader would refuse.
-var ErrNotPackable = errors.New("file cannot be packed")
-
 // DefaultTag names the capsule in its layout's index.json when
 // PackOptions.Tag is empty.
 const DefaultTag = "latest"

@@ -30,18 +30,6 @@ import (
 	"oras.land/oras-go/v2/registry/remote/retry"
 )
 
-var (
-	// ErrRegistry wraps every failure that comes from a registry: the
-	// network, authentication, a 4xx or 5xx answer. The CLI maps it to exit
-	// code 3 (an external component failed).
-	ErrRegistry = errors.New("registry error")
-
-	// ErrReference means a registry reference, a path standing for a
-	// capsule, or the tag or digest either names, is not usable. The CLI
-	// maps it to exit code 2 (usage).
-	ErrReference = errors.New("invalid reference")
-)
-
 // maxPulledManifestBytes bounds what is read into memory as a manifest,
 // as oras-go does for registries.
 const maxPulledManifestBytes = 4 << 20

@@ -266,7 +266,7 @@ td.num,th.num{text-align:right}th{background:#f6f8fa}
 <tr data-row="unexplained"><td>unexplained (card − final)</td><td></td><td class="num" data-field="value" data-value="{{raw $c.Unexplained}}">{{pts $c.Unexplained}}</td><td></td><td class="num" data-field="ci" data-lo="{{raw $c.UnexplainedCILow}}" data-hi="{{raw $c.UnexplainedCIHigh}}">[{{pts $c.UnexplainedCILow}}, {{pts $c.UnexplainedCIHigh}}]</td><td></td></tr>
 </tbody></table>
 <p class="muted">Scores in points. Each Δ is paired, question by question, against the step before; its CI is a paired bootstrap.</p>
-<figure>{{img $c.Waterfall}}</figure>
+<figure class="waterfall">{{img $c.Waterfall}}</figure>
 {{if $c.Sensitivity}}<h3>Sensitivity (one change from the baseline)</h3>
 <table class="sensitivity"><thead><tr><th>change</th><th class="num">score</th><th class="num">Δ</th><th class="num">95 % CI</th><th class="num">p</th></tr></thead><tbody>
 {{range $c.Sensitivity}}<tr><td>{{.Change}}</td><td class="num" data-value="{{raw .Value}}">{{pts .Value}}</td><td class="num" data-value="{{raw .Delta}}">{{dpts .Delta}}</td><td class="num">[{{pts .CILow}}, {{pts .CIHigh}}]</td><td class="num">{{p .P}}</td></tr>

@@ -13,10 +13,6 @@ import (
 	"github.com/evalcapsule/evalcapsule/harness"
 )
 
-// ErrRunExists means a run directory holds a finished run made with other
-// settings than the study now plans: it is never overwritten.
-var ErrRunExists = errors.New("run exists with other settings")
-
 // RunOptions configures Run. Runner is required.
 type RunOptions struct {
 	Runner harness.Runner

@@ -1,7 +1,6 @@
 package capsule
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -15,9 +14,6 @@ import (
 
 	"github.com/evalcapsule/evalcapsule/harness"
 )
-
-// ErrStudy means a study file is not valid.
-var ErrStudy = errors.New("invalid study file")
 
 // StudyFile is the name of the study definition inside a study directory.
 const StudyFile = "study.yaml"

@@ -152,13 +152,6 @@ func Argv(spec RunSpec, version Version, outputPath string) ([]string, error) {
 	return nil, errors.Join(b.errs...)
 }
 
-// ErrUnsupportedSetting is matched (errors.Is) by every *UnsupportedSettingError.
-var ErrUnsupportedSetting = errors.New("setting not supported by this lm-eval version")
-
-// ErrInvalidSetting is matched (errors.Is) by Argv's errors about settings
-// that no lm-eval release could take as given.
-var ErrInvalidSetting = errors.New("invalid run setting")
-
 // UnsupportedSettingError says that a setting cannot be given to one lm-eval
 // release, and from which release on it can: the study can then either drop
 // the setting or move to that release.

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -10,9 +9,6 @@ import (
 
 	"github.com/go-git/go-git/v5"
 )
-
-// ErrNotCheckout means lm-eval was not run from a git checkout.
-var ErrNotCheckout = errors.New("not a git checkout")
 
 // Checkout returns the commit and dirty flag of the git checkout holding
 // path (a file or directory inside it).

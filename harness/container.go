@@ -15,10 +15,6 @@ import (
 	"time"
 )
 
-// ErrImageTag means a container image was named by tag only: a tag can move,
-// so runs pin images by digest unless explicitly allowed.
-var ErrImageTag = errors.New("image not pinned by digest")
-
 // ContainerRunner runs each run in a container from a pinned image. The
 // image's entrypoint is capsule (images/ builds such an image around a
 // pinned lm-eval), so that the provenance is captured inside the container,

@@ -43,3 +43,30 @@ func (e *FileError) Error() string {
 }
 
 func (e *FileError) Unwrap() error { return e.Err }
+
+var (
+	// ErrUnsupportedSetting is matched (errors.Is) by every *UnsupportedSettingError.
+	ErrUnsupportedSetting = errors.New("setting not supported by this lm-eval version")
+	// ErrInvalidSetting is matched (errors.Is) by Argv's errors about settings
+	// that no lm-eval release could take as given.
+	ErrInvalidSetting = errors.New("invalid run setting")
+	// ErrNotCheckout means lm-eval was not run from a git checkout.
+	ErrNotCheckout = errors.New("not a git checkout")
+	// ErrImageTag means a container image was named by tag only: a tag can move,
+	// so runs pin images by digest unless explicitly allowed.
+	ErrImageTag = errors.New("image not pinned by digest")
+	// ErrNvidiaSmiOutput means nvidia-smi printed something the parsers do not
+	// understand. Parse errors wrap it inside a *FileError whose Path names the
+	// command, so callers learn the line and field as well.
+	ErrNvidiaSmiOutput = errors.New("unrecognised nvidia-smi output")
+	// ErrInterrupted means a run was stopped before it finished (a signal, a
+	// cancelled job): run.json says "interrupted".
+	ErrInterrupted = errors.New("run interrupted")
+	// ErrRecord means a run.json cannot be read.
+	ErrRecord = errors.New("invalid run record")
+	// ErrRunner means an external component a runner needs failed or is
+	// missing (a runner binary, the Slurm controller, the container engine).
+	ErrRunner = errors.New("runner failed")
+	// ErrInvalidRunner means a runner was configured wrong (an unknown engine).
+	ErrInvalidRunner = errors.New("invalid runner settings")
+)

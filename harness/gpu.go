@@ -12,11 +12,6 @@ import (
 	"strings"
 )
 
-// ErrNvidiaSmiOutput means nvidia-smi printed something the parsers do not
-// understand. Parse errors wrap it inside a *FileError whose Path names the
-// command, so callers learn the line and field as well.
-var ErrNvidiaSmiOutput = errors.New("unrecognised nvidia-smi output")
-
 // GPUQueryFields is the --query-gpu field list ParseGPUQueryCSV reads, in
 // this order. nvidia-smi prints CSV columns in the order they were asked
 // for and without a header under noheader, so the order is the format:

@@ -13,10 +13,6 @@ import (
 	"time"
 )
 
-// ErrInterrupted means a run was stopped before it finished (a signal, a
-// cancelled job): run.json says "interrupted".
-var ErrInterrupted = errors.New("run interrupted")
-
 // Executor produces one run's lm-eval output in outDir: real lm-eval, or
 // the simulated backend.
 type Executor interface {

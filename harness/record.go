@@ -2,7 +2,6 @@ package harness
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,9 +22,6 @@ const RecordFile = "run.json"
 
 // RecordSchema names the version of run.json's format.
 const RecordSchema = "evalcapsule.run/v1"
-
-// ErrRecord means a run.json cannot be read.
-var ErrRecord = errors.New("invalid run record")
 
 // RunRecord is run.json: everything needed to know what ran, where and how,
 // written atomically by the driver (planned) and by the job on the machine

@@ -26,13 +26,6 @@ type RecordRunner interface {
 	RunRecord(ctx context.Context, dir string, rec *RunRecord, progress func(Progress)) error
 }
 
-// ErrRunner means an external component a runner needs failed or is
-// missing (a runner binary, the Slurm controller, the container engine).
-var ErrRunner = errors.New("runner failed")
-
-// ErrInvalidRunner means a runner was configured wrong (an unknown engine).
-var ErrInvalidRunner = errors.New("invalid runner settings")
-
 // poll follows progress.json until done is closed.
 func poll(dir string, every time.Duration, progress func(Progress), done <-chan struct{}) {
 	var last time.Time
