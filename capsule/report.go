@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"html/template"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -189,7 +188,8 @@ var funcs = map[string]any{
 		sort.Strings(ks)
 		return ks
 	},
-	"tail": func(s string) string { return strings.ReplaceAll(s, "\n", "⏎") },
+	"tail":  func(s string) string { return strings.ReplaceAll(s, "\n", "⏎") },
+	"isURL": func(s string) bool { return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") },
 }
 
 // WriteFiles writes the report as one self-contained HTML file (plots
@@ -205,34 +205,12 @@ func (r *Report) WriteFiles(htmlPath string) (mdPath string, err error) {
 		return "", err
 	}
 	mdPath = strings.TrimSuffix(htmlPath, filepath.Ext(htmlPath)) + ".md"
-	if err := writeAtomic(htmlPath, []byte(h.String())); err != nil {
+	if err := harness.WriteFileAtomic(htmlPath, []byte(h.String())); err != nil {
 		return "", err
 	}
-	return mdPath, writeAtomic(mdPath, []byte(m.String()))
+	return mdPath, harness.WriteFileAtomic(mdPath, []byte(m.String()))
 }
 
-// writeAtomic writes through a temporary file in the same directory and
-// renames it into place, so a reader never sees half a file.
-func writeAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
 
 var htmlTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -252,7 +230,7 @@ td.num,th.num{text-align:right}th{background:#f6f8fa}
 </style></head><body>
 {{if .Simulated}}<p class="banner" id="simulated-banner">SIMULATED: some runs of this study come from the simulated backend. No model was run for them; their numbers illustrate the method and are not results of any model.</p>{{end}}
 <h1>{{.Study.Name}}: model card → reproduction</h1>
-<p class="muted">Model <code>{{.Study.Model.ID}}</code>{{if .Study.Model.Revision}} at <code>{{.Study.Model.Revision}}</code>{{end}} · lm-eval {{.Study.Harness.Version}}{{if .Study.Harness.Image}} · image <code>{{.Study.Harness.Image}}</code>{{end}}{{if .Study.Card.Source}} · card: <a href="{{.Study.Card.Source}}">{{.Study.Card.Source}}</a>{{end}}</p>
+<p class="muted">Model <code>{{.Study.Model.ID}}</code>{{if .Study.Model.Revision}} at <code>{{.Study.Model.Revision}}</code>{{end}} · lm-eval {{.Study.Harness.Version}}{{if .Study.Harness.Image}} · image <code>{{.Study.Harness.Image}}</code>{{end}}{{if .Study.Card.Source}} · card: {{if isURL .Study.Card.Source}}<a href="{{.Study.Card.Source}}">{{.Study.Card.Source}}</a>{{else}}{{.Study.Card.Source}}{{end}}{{end}}</p>
 {{range $i, $c := .Claims}}
 <h2 id="claim-{{$i}}">{{$c.Task}} · {{$c.Metric}} ({{$c.Filter}})</h2>
 <p class="statement">{{$c.Statement}}</p>
@@ -274,16 +252,17 @@ td.num,th.num{text-align:right}th{background:#f6f8fa}
 {{if $c.Shapley}}<h3>Shapley attribution (full factorial)</h3>
 <table class="shapley"><tbody>{{range $c.Shapley}}<tr><td>{{.Setting}}</td><td class="num" data-value="{{raw .Value}}">{{dpts .Value}}</td></tr>{{end}}
 <tr><td>interaction (carried by no single setting)</td><td class="num">{{dpts (deref $c.Interaction)}}</td></tr></tbody></table>{{end}}
-{{with $c.Comparison}}<h3>Baseline → final, question by question</h3>
+{{with $c.Comparison}}<h3>Baseline → last run ({{$c.FinalRun}}), question by question</h3>
+<p class="muted">Both runs under the claim's filter ({{.Filter}}); the final score above also applies the re-scoring steps.</p>
 <table class="comparison"><tbody>
 <tr><td>documents</td><td class="num">{{.N}}</td></tr>
-<tr><td>baseline → final</td><td class="num">{{pts .A}} → {{pts .B}} (Δ {{dpts .Delta}})</td></tr>
+<tr><td>baseline → last run</td><td class="num">{{pts .A}} → {{pts .B}} (Δ {{dpts .Delta}})</td></tr>
 <tr><td>paired 95 % CI · unpaired</td><td class="num">[{{pts .CILow}}, {{pts .CIHigh}}] · [{{pts .UnpairedCILow}}, {{pts .UnpairedCIHigh}}]</td></tr>
-<tr><td>right only in baseline · only in final</td><td class="num">{{.AOnly}} · {{.BOnly}} (McNemar p {{p .McNemarP}})</td></tr>
+<tr><td>right only in baseline · only in the last run</td><td class="num">{{.AOnly}} · {{.BOnly}} (McNemar p {{p .McNemarP}})</td></tr>
 <tr><td>minimum detectable effect (80 % power)</td><td class="num">{{pts .MDE}}</td></tr>
 <tr><td>prompts changed</td><td class="num">{{.PromptsChanged}}</td></tr>
 </tbody></table>{{end}}
-{{with $c.Failures}}<h3>Misses of the final run ({{.Filter}})</h3>
+{{with $c.Failures}}<h3>Misses of the last run ({{.Filter}})</h3>
 <table class="failure-classes"><tbody>{{range classes}}<tr><td>{{.}}</td><td class="num">{{count $c.Failures.Classes .}}</td></tr>{{end}}
 <tr><td><b>all misses</b></td><td class="num"><b>{{.NMisses}}</b> of {{.N}}</td></tr></tbody></table>
 <table class="failures"><thead><tr><th>doc</th><th>class</th><th>extracted</th><th>end of the output</th></tr></thead><tbody>

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/capsule"
+	"github.com/evalcapsule/evalcapsule/harness"
 )
 
 type replayOptions struct {
@@ -125,7 +125,7 @@ func runReplay(ctx context.Context, opts replayOptions, ref string, io streams) 
 		return err
 	}
 	if opts.out != "" {
-		if err := writeFileAtomic(opts.out, append(b, '\n')); err != nil {
+		if err := harness.WriteFileAtomic(opts.out, append(b, '\n')); err != nil {
 			return err
 		}
 	}
@@ -256,27 +256,4 @@ func writeReplay(io streams, c *openedRef, rep *capsule.ReplayReport, opts repla
 	} else {
 		fmt.Fprintln(w, "FAILED: the capsule's numbers are not reproduced (see above)")
 	}
-}
-
-// writeFileAtomic writes a file through a temporary file in its directory.
-func writeFileAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return errors.Join(err)
-	}
-	return nil
 }
