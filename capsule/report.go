@@ -211,7 +211,6 @@ func (r *Report) WriteFiles(htmlPath string) (mdPath string, err error) {
 	return mdPath, harness.WriteFileAtomic(mdPath, []byte(m.String()))
 }
 
-
 var htmlTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
