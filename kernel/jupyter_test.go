@@ -158,21 +158,113 @@ func TestClient(t *testing.T) {
 	checkUnittest(t, out, err, 12)
 }
 
+// notebookWant is what a notebook's executed outputs must hold, beyond
+// running without an error.
+type notebookWant struct {
+	png   bool     // an image/png output
+	table bool     // a text/html output holding a <table>
+	first string   // in the first output
+	texts []string // each in some output
+}
+
+// notebookWants returns the expectations of the notebooks that have any.
+// Without nvidia-smi the attribution notebook must say at once that it
+// falls back to the simulated backend.
+func notebookWants() map[string]notebookWant {
+	attribution := notebookWant{png: true, table: true}
+	if _, err := exec.LookPath("nvidia-smi"); err != nil {
+		attribution.first = "SIMULATED: no GPU found"
+	}
+	return map[string]notebookWant{
+		"quickstart.ipynb":  {png: true, table: true},
+		"attribution.ipynb": attribution,
+		"review.ipynb":      {texts: []string{"Verification: ok.", "all identical to the packed tables"}},
+	}
+}
+
+// executedOutput is one output of a notebook nbconvert executed.
+type executedOutput struct {
+	OutputType string                     `json:"output_type"`
+	Ename      string                     `json:"ename"`
+	Evalue     string                     `json:"evalue"`
+	Text       json.RawMessage            `json:"text"`
+	Data       map[string]json.RawMessage `json:"data"`
+}
+
+// outputText is a notebook string field: a string or a list of lines.
+func outputText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var lines []string
+	json.Unmarshal(raw, &lines)
+	return strings.Join(lines, "")
+}
+
+// all is the output's text in every form it has.
+func (o executedOutput) all() string {
+	parts := []string{o.Ename, o.Evalue, outputText(o.Text)}
+	for _, v := range o.Data {
+		parts = append(parts, outputText(v))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// checkOutputs fails unless outs, a notebook's outputs in order, hold what
+// want asks for.
+func checkOutputs(t *testing.T, outs []executedOutput, want notebookWant) {
+	t.Helper()
+	png, table := false, false
+	for _, o := range outs {
+		_, hasPNG := o.Data["image/png"]
+		png = png || hasPNG
+		table = table || strings.Contains(outputText(o.Data["text/html"]), "<table")
+	}
+	if want.png && !png {
+		t.Error("no image/png output")
+	}
+	if want.table && !table {
+		t.Error("no text/html output with a <table>")
+	}
+	if want.first != "" && (len(outs) == 0 || !strings.Contains(outs[0].all(), want.first)) {
+		first := "none"
+		if len(outs) > 0 {
+			first = outs[0].all()
+		}
+		t.Errorf("the first output does not say %q: %s", want.first, first)
+	}
+	for _, text := range want.texts {
+		found := false
+		for _, o := range outs {
+			found = found || strings.Contains(o.all(), text)
+		}
+		if !found {
+			t.Errorf("no output says %q", text)
+		}
+	}
+}
+
 // TestNotebooks executes every notebook under notebooks/ with nbconvert;
-// any cell that fails fails the test.
+// any cell that fails fails the test, and so does a notebook whose outputs
+// miss what notebookWants expects. The notebooks run in the modes a reader
+// gets by default: CAPSULE_DEMO_STUDY and CAPSULE_REF are cleared, while
+// EVALCAPSULE_REGISTRY, when CI sets it, sends the review notebook through
+// that registry.
 func TestNotebooks(t *testing.T) {
 	j := requireJupyter(t)
 	notebooks, _ := filepath.Glob("../notebooks/*.ipynb")
 	if len(notebooks) == 0 {
 		t.Fatal("no notebooks under ../notebooks")
 	}
+	wants := notebookWants()
 	for _, nb := range notebooks {
 		t.Run(filepath.Base(nb), func(t *testing.T) {
 			outDir := t.TempDir()
 			cmd := exec.Command("/usr/bin/jupyter", "nbconvert", "--to", "notebook", "--execute",
 				"--ExecutePreprocessor.kernel_name=evalcapsule-go", "--ExecutePreprocessor.timeout=600",
 				"--output-dir", outDir, nb)
-			cmd.Env = append(append([]string{}, j.env...), "XDG_DATA_HOME="+t.TempDir())
+			cmd.Env = append(append([]string{}, j.env...), "XDG_DATA_HOME="+t.TempDir(), "CAPSULE_DEMO_STUDY=", "CAPSULE_REF=")
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("nbconvert --execute %s: %v\n%s", nb, err, out)
@@ -183,24 +275,23 @@ func TestNotebooks(t *testing.T) {
 			}
 			var doc struct {
 				Cells []struct {
-					CellType string `json:"cell_type"`
-					Outputs  []struct {
-						OutputType string `json:"output_type"`
-						Ename      string `json:"ename"`
-						Evalue     string `json:"evalue"`
-					} `json:"outputs"`
+					CellType string           `json:"cell_type"`
+					Outputs  []executedOutput `json:"outputs"`
 				} `json:"cells"`
 			}
 			if err := json.Unmarshal(b, &doc); err != nil {
 				t.Fatal(err)
 			}
+			var outs []executedOutput
 			for i, c := range doc.Cells {
 				for _, o := range c.Outputs {
 					if o.OutputType == "error" {
 						t.Errorf("cell %d: %s: %s", i, o.Ename, o.Evalue)
 					}
 				}
+				outs = append(outs, c.Outputs...)
 			}
+			checkOutputs(t, outs, wants[filepath.Base(nb)])
 		})
 	}
 }
