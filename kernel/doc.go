@@ -48,6 +48,14 @@
 // a variable with the type of its value, which for an interface is the
 // dynamic type.
 //
+// # Notebooks without Jupyter
+//
+// ExecuteNotebook runs a notebook file's code cells in this process, in a
+// new interpreter with the kernel's semantics, and returns the notebook
+// with their outputs as nbconvert --execute writes it (`capsule kernel
+// execute`). The process's working directory and environment are the
+// cells' while it runs.
+//
 // # Limits
 //
 // yaegi interprets at about a hundredth of compiled speed: heavy work

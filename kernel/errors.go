@@ -1,6 +1,9 @@
 package kernel
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 var (
 	// ErrConnection reports a connection file the kernel cannot use.
@@ -14,4 +17,22 @@ var (
 	// ErrNoStdin reports input read by a cell whose frontend cannot
 	// answer (allow_stdin false, as under nbconvert).
 	ErrNoStdin = errors.New("this frontend does not support input (allow_stdin is false)")
+	// ErrNotebook reports input that ExecuteNotebook cannot read as a
+	// Jupyter notebook in nbformat 4.
+	ErrNotebook = errors.New("invalid notebook")
 )
+
+// CellError is a notebook cell that failed (see ExecuteNotebook).
+type CellError struct {
+	Cell           int    // index of the cell in the notebook's cells, from 0
+	ExecutionCount int    // its execution_count: the cell is In[ExecutionCount]
+	Name           string // Jupyter's ename: CompileError, panic, Interrupted, Timeout, the type of an error the cell returned
+	Value          string // evalue, the message
+	// Traceback is the error as the notebook shows it, lines with ANSI
+	// colour codes.
+	Traceback []string
+}
+
+func (e *CellError) Error() string {
+	return fmt.Sprintf("cell %d (In[%d]): %s: %s", e.Cell, e.ExecutionCount, e.Name, e.Value)
+}

@@ -8,10 +8,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/kernel"
 )
 
@@ -63,6 +67,7 @@ stops the kernel.
 	f.StringVar(&opts.connectionFile, "connection-file", "", "the connection file Jupyter wrote")
 	f.StringVar(&opts.history, "history", "", "file keeping the cells of every session (default $XDG_DATA_HOME/evalcapsule/kernel-history.jsonl; empty: this session only)")
 	cmd.AddCommand(newKernelInstallCmd(io))
+	cmd.AddCommand(newKernelExecuteCmd(io))
 	return cmd
 }
 
@@ -206,4 +211,161 @@ func runKernelInstall(opts kernelInstallOptions, io streams) error {
 	fmt.Fprintf(io.out, "Installed kernelspec %s in %s\n", opts.name, dir)
 	fmt.Fprintf(io.out, "Uninstall with: jupyter kernelspec uninstall %s (or delete that directory)\n", opts.name)
 	return nil
+}
+
+type kernelExecuteOptions struct {
+	json        bool
+	out         string
+	timeout     time.Duration
+	allowErrors bool
+	cwd         string
+	env         []string
+}
+
+func newKernelExecuteCmd(io streams) *cobra.Command {
+	var opts kernelExecuteOptions
+	cmd := &cobra.Command{
+		Use:   "execute NOTEBOOK.ipynb -o OUT.ipynb",
+		Short: "Run a notebook with the Go kernel in this process, no Jupyter needed; like jupyter nbconvert --to notebook --execute",
+		Long: `Run the code cells of NOTEBOOK in order with the Go kernel, in this process
+and without Jupyter, and write the notebook with their outputs to OUT, as
+'jupyter nbconvert --to notebook --execute' writes it: printed text,
+results, displays (updated in place), errors with their tracebacks,
+execution counts. Nothing that changes from run to run, such as a
+timestamp, is written: cells that print the same give the same file.
+
+Cells run in NOTEBOOK's directory (--cwd changes it), with this command's
+environment and --env. Execution stops at the first cell that fails, and
+its error is printed; OUT is written all the same, with the outputs so far.
+With --allow-errors every cell runs. A cell tagged raises-exception may
+fail without stopping execution; cells tagged skip-execution, and cells
+other than code, are written back as they are.
+
+-o is required and may name NOTEBOOK itself, to execute it in place. OUT is
+written atomically: a reader never sees half a notebook.
+
+Exit codes:
+  0  every cell ran without error (or --allow-errors)
+  1  a cell failed, or ran longer than --timeout: OUT has the outputs so far
+  2  usage or input error (bad flag, unreadable or malformed notebook,
+     missing --cwd, OUT not writable), or interrupted: OUT has the outputs
+     so far
+  3  another failure (such as a full disk)`,
+		Example: `  capsule kernel execute notebooks/kernel-tour.ipynb -o /tmp/tour.ipynb
+  capsule kernel execute study.ipynb -o study.ipynb --timeout 10m
+  capsule kernel execute --json --allow-errors draft.ipynb -o draft.out.ipynb`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.out == "" {
+				return &usageError{errors.New("-o is required: the notebook to write (it may be NOTEBOOK itself)")}
+			}
+			if opts.timeout < 0 {
+				return &usageError{fmt.Errorf("--timeout %v: must not be negative", opts.timeout)}
+			}
+			for _, kv := range opts.env {
+				if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+					return &usageError{fmt.Errorf("--env %q: want KEY=VALUE", kv)}
+				}
+			}
+			return runKernelExecute(cmd.Context(), opts, args[0], io)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.json, "json", false, "print a summary as JSON")
+	f.StringVarP(&opts.out, "output", "o", "", "the executed notebook to write (required; may be NOTEBOOK)")
+	f.DurationVar(&opts.timeout, "timeout", 0, "longest a cell may run, e.g. 10m; 0: no limit")
+	f.BoolVar(&opts.allowErrors, "allow-errors", false, "run every cell, also after a cell that fails, and exit 0")
+	f.StringVar(&opts.cwd, "cwd", "", "working directory of the cells (default: NOTEBOOK's directory)")
+	f.StringArrayVar(&opts.env, "env", nil, "KEY=VALUE added to the cells' environment (repeatable)")
+	return cmd
+}
+
+// runKernelExecute executes one notebook and writes it, also when a cell
+// failed: the outputs up to the failure are what one needs to see.
+func runKernelExecute(ctx context.Context, opts kernelExecuteOptions, path string, io streams) error {
+	in, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	dir := opts.cwd
+	if dir == "" {
+		dir = filepath.Dir(path)
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return err
+	}
+	out, err := filepath.Abs(opts.out)
+	if err != nil {
+		return err
+	}
+	// yaegi logs its compiler's failures with the standard logger.
+	log.SetOutput(io.err)
+	log.SetPrefix("capsule kernel execute: yaegi: ")
+	res, err := kernel.ExecuteNotebook(ctx, in, kernel.NotebookOptions{
+		Dir:         dir,
+		Env:         opts.env,
+		Timeout:     opts.timeout,
+		AllowErrors: opts.allowErrors,
+	})
+	switch {
+	case errors.Is(err, kernel.ErrNotebook):
+		return &harness.FileError{Path: path, Err: err}
+	case res.Notebook == nil:
+		return err
+	}
+	if werr := harness.WriteFileAtomic(out, res.Notebook); werr != nil {
+		return fmt.Errorf("writing %s: %w", opts.out, errors.Join(werr, err))
+	}
+	var cellErr *kernel.CellError
+	if err != nil && !errors.As(err, &cellErr) {
+		return err // interrupted
+	}
+
+	if opts.json {
+		errs := []map[string]any{}
+		for _, e := range res.Errors {
+			errs = append(errs, map[string]any{"cell": e.Cell, "execution_count": e.ExecutionCount,
+				"ename": e.Name, "evalue": e.Value, "traceback": plainLines(e.Traceback)})
+		}
+		if jerr := writeJSON(io.out, map[string]any{"notebook": path, "output": opts.out, "ran": res.Ran,
+			"errors": errs, "ok": err == nil}); jerr != nil {
+			return jerr
+		}
+	} else {
+		fmt.Fprintf(io.out, "wrote %s: %d code cells run", opts.out, res.Ran)
+		switch {
+		case cellErr != nil:
+			fmt.Fprintf(io.out, ", stopped at the failing cell %d\n", cellErr.Cell)
+		case len(res.Errors) > 0:
+			fmt.Fprintf(io.out, ", %d failed (allowed)\n", len(res.Errors))
+		default:
+			fmt.Fprintln(io.out)
+		}
+		if cellErr != nil {
+			fmt.Fprintf(io.err, "capsule: %v\n", cellErr)
+			tb := plainLines(cellErr.Traceback)
+			// The traceback starts with the error, printed just above.
+			for len(tb) > 0 && (tb[0] == "" || tb[0] == cellErr.Name || tb[0] == cellErr.Name+": "+cellErr.Value) {
+				tb = tb[1:]
+			}
+			for _, l := range tb {
+				fmt.Fprintln(io.err, strings.TrimRight("  "+l, " "))
+			}
+		}
+	}
+	if cellErr != nil {
+		return errChecksFailed
+	}
+	return nil
+}
+
+var ansiRE = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// plainLines is a traceback without its colours, one line each.
+func plainLines(tb []string) []string {
+	out := []string{}
+	for _, l := range tb {
+		out = append(out, strings.Split(ansiRE.ReplaceAllString(l, ""), "\n")...)
+	}
+	return out
 }

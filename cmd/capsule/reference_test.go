@@ -78,3 +78,38 @@ func commandReference(root *cobra.Command) string {
 	walk(root)
 	return b.String()
 }
+
+// TestREADMECommands checks that the README's two commands are the ones
+// the tests run: the demo (testdata/script/demo.txtar) and go test ./...
+// (.ci/run).
+func TestREADMECommands(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	_, after, ok := strings.Cut(readme, "## The two commands")
+	if !ok {
+		t.Fatal(`README.md has no "## The two commands" section`)
+	}
+	_, block, ok := strings.Cut(after, "```sh\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("the two commands are not in a sh block")
+	}
+	var cmds []string
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		cmd, _, _ := strings.Cut(line, "#")
+		cmds = append(cmds, strings.TrimSpace(cmd))
+	}
+	if len(cmds) != 2 || cmds[0] != "go run ./cmd/capsule demo" || cmds[1] != "go test ./..." {
+		t.Errorf("README's two commands are %q; the tests run \"go run ./cmd/capsule demo\" and \"go test ./...\"", cmds)
+	}
+	ci, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ci), "\ngo test ./...\n") {
+		t.Error(".ci/run does not run the README's test command, go test ./...")
+	}
+}
