@@ -107,7 +107,7 @@ func Compare(a, b *Scores, opts CompareOptions) (*Comparisons, error) {
 			out.Skipped = append(out.Skipped, fmt.Sprintf("%s %s,%s (only in %s)", sa.Task, sa.Metric, sa.Filter, a.Run.Name))
 			continue
 		}
-		c, err := compareSeries(sa, sb, opts)
+		c, err := CompareSeries(sa, sb, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -124,7 +124,10 @@ func Compare(a, b *Scores, opts CompareOptions) (*Comparisons, error) {
 	return out, nil
 }
 
-func compareSeries(sa, sb *Series, opts CompareOptions) (Comparison, error) {
+// CompareSeries compares two series of one task, metric and filter (or of
+// the same documents under two names: a task and its variant, a group's
+// joined members) document by document.
+func CompareSeries(sa, sb *Series, opts CompareOptions) (Comparison, error) {
 	c := Comparison{Task: sa.Task, Metric: sa.Metric, Filter: sa.Filter}
 	av, bv, changed, err := pairSeries(sa, sb, opts.Intersect)
 	if err != nil {
@@ -139,7 +142,9 @@ func compareSeries(sa, sb *Series, opts CompareOptions) (Comparison, error) {
 	c.AOnly, c.BOnly, c.Both, c.Neither = p.AOnly, p.BOnly, p.Both, p.Neither
 	c.UnpairedCILow, c.UnpairedCIHigh, c.MDE = p.UnpairedCILow, p.UnpairedCIHigh, p.MDE
 	c.PromptsChanged = len(changed)
-	if n := opts.PromptDiffs; n >= 0 && len(changed) > 0 {
+	// A group's joined series spans several samples files: its changed
+	// prompts are counted, and diffed per member in the members' comparisons.
+	if n := opts.PromptDiffs; n >= 0 && len(changed) > 0 && !sa.joined() && !sb.joined() {
 		if n == 0 {
 			n = 3
 		}
@@ -153,13 +158,17 @@ func compareSeries(sa, sb *Series, opts CompareOptions) (Comparison, error) {
 // differs and, unless intersect, different sets of documents. It returns
 // the paired values in a's order and the doc_ids whose prompt changed.
 func pairSeries(sa, sb *Series, intersect bool) (av, bv []float64, changed []int, err error) {
-	idx := make(map[int]int, len(sb.Docs))
+	type key struct {
+		task string
+		id   int
+	}
+	idx := make(map[key]int, len(sb.Docs))
 	for i, d := range sb.Docs {
-		idx[d.DocID] = i
+		idx[key{d.Task, d.DocID}] = i
 	}
 	onlyA, seen := 0, 0
 	for i, d := range sa.Docs {
-		j, ok := idx[d.DocID]
+		j, ok := idx[key{d.Task, d.DocID}]
 		if !ok {
 			onlyA++
 			continue
@@ -167,8 +176,12 @@ func pairSeries(sa, sb *Series, intersect bool) (av, bv []float64, changed []int
 		seen++
 		e := sb.Docs[j]
 		if d.DocHash != "" && e.DocHash != "" && d.DocHash != e.DocHash {
+			task := sa.Task
+			if d.Task != "" {
+				task = d.Task
+			}
 			return nil, nil, nil, fmt.Errorf("%w: %s doc_id %d is a different document in the two runs (doc_hash %.12s… at %s line %d, %.12s… at %s line %d)",
-				ErrNotPaired, sa.Task, d.DocID, d.DocHash, sa.File.Path, d.Line, e.DocHash, sb.File.Path, e.Line)
+				ErrNotPaired, task, d.DocID, d.DocHash, sa.File.Path, d.Line, e.DocHash, sb.File.Path, e.Line)
 		}
 		if d.PromptHash != e.PromptHash {
 			changed = append(changed, d.DocID)

@@ -18,4 +18,10 @@ var (
 	ErrNotPaired = errors.New("runs cannot be paired")
 	// ErrLabels means a hand-label file cannot be read.
 	ErrLabels = errors.New("invalid hand labels")
+	// ErrNoSeries means a run has no per-document values for the task,
+	// metric and filter asked for.
+	ErrNoSeries = errors.New("no such scores")
+	// ErrGroupNotJoinable means a group's score is not the mean over its
+	// members' documents, so its documents cannot stand for it.
+	ErrGroupNotJoinable = errors.New("group score is not a mean over documents")
 )

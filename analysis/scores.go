@@ -10,6 +10,9 @@ import (
 // DocRef identifies one samples line: the document and the hashes lm-eval
 // logged for it.
 type DocRef struct {
+	// Task is set in a group's joined series: the member task the document
+	// belongs to (doc_ids repeat across members).
+	Task       string
 	DocID      int
 	DocHash    string
 	PromptHash string

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"reflect"
-	"strings"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/harness"
@@ -53,42 +52,11 @@ func AttributeRuns(s *Study, runs map[string]*analysis.Scores, opts analysis.Att
 			att.Simulated = true
 		}
 	}
-	final := plan[0].Spec
-	for _, pr := range plan {
-		if pr.Role == "step" {
-			final = pr.Spec
-		}
-	}
+	final := finalRun(plan)
 	for _, claim := range s.Card.Claims {
-		pos := -1
-		for i, t := range final.Tasks {
-			if t == claim.Task {
-				pos = i
-			}
-		}
-		// The claim's task in a run is the task at the same position of
-		// the run's task list: steps rename tasks (gsm8k → gsm8k_cot_llama).
+		pos := claimTask(final, claim)
 		series := func(pr PlannedRun, filter string) (*analysis.Series, error) {
-			if pos >= len(pr.Spec.Tasks) {
-				return nil, fmt.Errorf("run %s runs %d tasks; the claim's task is number %d of the final step", pr.Name, len(pr.Spec.Tasks), pos+1)
-			}
-			task := pr.Spec.Tasks[pos]
-			sc := runs[pr.Name]
-			ser, ok := sc.Find(task, claim.Metric, filter)
-			if !ok {
-				// The same filter is spelled strict-match in gsm8k and
-				// strict_match in gsm8k_llama.
-				for _, s := range sc.Series {
-					if s.Task == task && s.Metric == claim.Metric && sameFilter(s.Filter, filter) {
-						ser, ok = s, true
-						break
-					}
-				}
-			}
-			if !ok {
-				return nil, fmt.Errorf("run %s has no %s,%s for task %s (its samples hold %s)", pr.Name, claim.Metric, filter, task, seriesNames(sc))
-			}
-			return ser, nil
+			return claimSeries(runs, pr, pos, claim.Metric, filter)
 		}
 		filter := claim.Filter
 		base, err := series(plan[0], filter)
@@ -152,6 +120,42 @@ func AttributeRuns(s *Study, runs map[string]*analysis.Scores, opts analysis.Att
 	return att, nil
 }
 
+// finalRun is the run of the last run step (the baseline when there is none).
+func finalRun(plan []PlannedRun) PlannedRun {
+	final := plan[0]
+	for _, pr := range plan {
+		if pr.Role == "step" {
+			final = pr
+		}
+	}
+	return final
+}
+
+// claimTask is the position of the claim's task in the final run's task
+// list (LoadStudy checks that the final run has it).
+func claimTask(final PlannedRun, claim Claim) int {
+	for i, t := range final.Spec.Tasks {
+		if t == claim.Task {
+			return i
+		}
+	}
+	return -1
+}
+
+// claimSeries is a run's scores of the claim's task, metric and filter. The
+// claim's task in a run is the task at the same position of the run's task
+// list: steps rename tasks (gsm8k → gsm8k_cot_llama).
+func claimSeries(runs map[string]*analysis.Scores, pr PlannedRun, pos int, metric, filter string) (*analysis.Series, error) {
+	if pos < 0 || pos >= len(pr.Spec.Tasks) {
+		return nil, fmt.Errorf("run %s runs %d tasks; the claim's task is number %d of the final step", pr.Name, len(pr.Spec.Tasks), pos+1)
+	}
+	ser, err := runs[pr.Name].Lookup(pr.Spec.Tasks[pos], metric, filter)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", pr.Name, err)
+	}
+	return ser, nil
+}
+
 // factorial finds, for every subset of the run steps, a run whose settings
 // are the baseline with exactly those steps applied; it returns nil unless
 // all 2^k subsets (k ≤ 4) are there.
@@ -191,25 +195,8 @@ func (s *Study) factorial(plan []PlannedRun, series func(PlannedRun) *analysis.S
 	return out
 }
 
-func seriesNames(sc *analysis.Scores) string {
-	var out []string
-	for _, s := range sc.Series {
-		out = append(out, s.Task+" "+s.Metric+","+s.Filter)
-	}
-	if len(out) > 6 {
-		out = append(out[:6], fmt.Sprintf("and %d more", len(out)-6))
-	}
-	return fmt.Sprint(out)
-}
-
 // isSimulated reports whether the simulated backend wrote a results file.
 func isSimulated(r *harness.Results) bool {
 	v, _ := r.RunConfig().Get("model")
 	return v.Kind == harness.String && v.Str == "simulated"
-}
-
-// sameFilter reports whether two filter names differ only in '-' and '_'.
-func sameFilter(a, b string) bool {
-	norm := func(s string) string { return strings.ReplaceAll(s, "-", "_") }
-	return norm(a) == norm(b)
 }

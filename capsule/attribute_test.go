@@ -1,10 +1,16 @@
 package capsule_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -145,5 +151,124 @@ func TestAttributeMissingRun(t *testing.T) {
 	_, err := capsule.Attribute(context.Background(), s, analysis.AttributionOptions{})
 	if err == nil || !strings.Contains(err.Error(), "variant-1-num-fewshot-0") || !strings.Contains(err.Error(), "has not been run") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+const mmluStudy = `study: mmlu
+model: {id: simulated/model-1b}
+card:
+  source: https://example.invalid/card
+  claims:
+    - {task: mmlu, metric: acc, filter: none, value: 0.49, settings: {apply_chat_template: true}}
+harness: {version: 0.4.9.1}
+runner: {kind: simulated}
+baseline: {model: hf, tasks: [mmlu], num_fewshot: 5, limit: 12, batch_size: 8, seed: [0, 1234, 1234, 1234], log_samples: true}
+steps:
+  - {name: "chat template on", set: {apply_chat_template: true}}
+variants:
+  - {num_fewshot: 0}
+`
+
+// readResults reads a run's results file as JSON.
+func readResults(t *testing.T, s *capsule.Study, run string) (string, map[string]any) {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(s.Dir, "runs", run, "output", "*", "results_*.json"))
+	if err != nil || len(paths) != 1 {
+		t.Fatalf("results of %s: %v %v", run, paths, err)
+	}
+	b, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return paths[0], doc
+}
+
+// A claim on a group (the card's MMLU number) is attributed over the
+// documents of all its subjects, and the joined score is lm-eval's group
+// score.
+func TestAttributeGroupClaim(t *testing.T) {
+	s := simulateStudy(t, mmluStudy, 5, 0)
+	att, err := capsule.Attribute(context.Background(), s, analysis.AttributionOptions{Seed: 1, Resamples: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := att.Claims[0]
+	for run, got := range map[string]float64{"baseline": c.Baseline, "step-1-chat-template-on": c.Final} {
+		_, doc := readResults(t, s, run)
+		want := doc["results"].(map[string]any)["mmlu"].(map[string]any)["acc,none"].(float64)
+		if math.Abs(got-want) > 1e-12 {
+			t.Errorf("%s: attributed mmlu acc %v, lm-eval reported %v", run, got, want)
+		}
+	}
+	if len(c.Steps) != 1 || len(c.Sensitivity) != 1 {
+		t.Fatalf("steps %+v, sensitivity %+v", c.Steps, c.Sensitivity)
+	}
+	if st := c.Steps[0]; !(st.CILow <= st.Delta && st.Delta <= st.CIHigh) || st.CIHigh-st.CILow <= 0 {
+		t.Errorf("step %+v", st)
+	}
+}
+
+// A group whose score is the plain mean of its members' scores
+// (weight_by_size: false) is not the mean of its documents: attributing it
+// over them would explain another number, so it is refused.
+func TestAttributeGroupNotWeightedBySize(t *testing.T) {
+	// Subjects of unequal sizes (100 to 150 questions), so that the two
+	// averages differ.
+	s := simulateStudy(t, strings.Replace(mmluStudy, "limit: 12", "limit: 150", 1), 5, 0)
+	path, doc := readResults(t, s, "baseline")
+	results := doc["results"].(map[string]any)
+	groups := doc["group_subtasks"].(map[string]any)
+	var sum float64
+	var k int
+	for name, v := range results {
+		if _, isGroup := groups[name]; isGroup || !strings.HasPrefix(name, "mmlu_") {
+			continue
+		}
+		sum += v.(map[string]any)["acc,none"].(float64)
+		k++
+	}
+	// Edit the text in place: lm-eval's key order is what marks the file
+	// as a results file.
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(b, []byte(`"mmlu": {`))
+	loc := regexp.MustCompile(`"acc,none": [^,\n]+`).FindIndex(b[at:])
+	if at < 0 || loc == nil {
+		t.Fatalf("no mmlu acc,none in %s", path)
+	}
+	edited := slices.Concat(b[:at+loc[0]], []byte(`"acc,none": `+strconv.FormatFloat(sum/float64(k), 'g', -1, 64)), b[at+loc[1]:])
+	if err := os.WriteFile(path, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = capsule.Attribute(context.Background(), s, analysis.AttributionOptions{Seed: 1, Resamples: 200})
+	if !errors.Is(err, analysis.ErrGroupNotJoinable) || !strings.Contains(err.Error(), "weight_by_size: false") || !strings.Contains(err.Error(), "baseline") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// The report compares the baseline and the last run on the claim's own
+// documents: all of a group's members, not one of them.
+func TestReportGroupClaimComparison(t *testing.T) {
+	s := simulateStudy(t, mmluStudy, 5, 0)
+	rep, err := capsule.BuildReport(context.Background(), s, capsule.ReportOptions{Attribution: analysis.AttributionOptions{Seed: 1, Resamples: 500}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := rep.Claims[0]
+	if rc.Comparison == nil {
+		t.Fatal("no comparison for the group claim")
+	}
+	c := rc.Comparison
+	if c.Task != "mmlu" || c.N != 57*12 || c.A != rc.Baseline || c.B != rc.Final {
+		t.Errorf("comparison %s n=%d A=%v B=%v; want mmlu over %d documents, A=%v, B=%v", c.Task, c.N, c.A, c.B, 57*12, rc.Baseline, rc.Final)
+	}
+	if c.AOnly+c.BOnly+c.Both+c.Neither != c.N {
+		t.Errorf("flip table %d+%d+%d+%d ≠ n %d", c.AOnly, c.BOnly, c.Both, c.Neither, c.N)
 	}
 }

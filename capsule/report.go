@@ -70,22 +70,19 @@ func BuildReport(ctx context.Context, s *Study, opts ReportOptions) (*Report, er
 	}
 	rep := &Report{Study: s, Attribution: att, Simulated: att.Simulated}
 	plan := s.Plan()
-	final := plan[0]
-	for _, pr := range plan {
-		if pr.Role == "step" {
-			final = pr
-		}
-	}
-	for _, ca := range att.Claims {
+	final := finalRun(plan)
+	for i, ca := range att.Claims {
 		rc := ReportClaim{ClaimAttribution: ca, Waterfall: ca.Waterfall(), FinalRun: final.Name}
-		cs, err := analysis.Compare(runs[plan[0].Name], runs[final.Name], analysis.CompareOptions{Seed: opts.Attribution.Seed, Intersect: opts.Attribution.Intersect, PromptDiffs: 1})
-		if err == nil {
-			for i := range cs.Comparisons {
-				c := cs.Comparisons[i]
-				if c.Metric == ca.Metric && c.Filter == ca.Filter {
-					rc.Comparison = &c
-					break
-				}
+		// The claim's own documents in both runs, under the claim's filter:
+		// the task may be renamed by a step or be a group.
+		claim := s.Card.Claims[i]
+		pos := claimTask(final, claim)
+		a, errA := claimSeries(runs, plan[0], pos, claim.Metric, claim.Filter)
+		b, errB := claimSeries(runs, final, pos, claim.Metric, claim.Filter)
+		if errA == nil && errB == nil {
+			c, err := analysis.CompareSeries(a, b, analysis.CompareOptions{Seed: opts.Attribution.Seed, Intersect: opts.Attribution.Intersect, PromptDiffs: 1})
+			if err == nil {
+				rc.Comparison = &c
 			}
 		}
 		n := opts.FailureSamples
