@@ -73,7 +73,7 @@ func (e *engine) completions(before string) (matches, kinds []string, start int)
 		cands[name] = declKind(src)
 	}
 	for name := range e.vars {
-		if _, ok := cands[name]; !ok {
+		if _, ok := cands[name]; !ok && !strings.HasPrefix(name, "__") {
 			cands[name] = "instance"
 		}
 	}

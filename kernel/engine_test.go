@@ -104,6 +104,20 @@ func TestCells(t *testing.T) {
 		{name: "multi-line expression", src: "fmt.Sprint(\n\t\"x\",\n\t\"y\",\n)", result: "xy"},
 		{name: "statement on last line", src: "n := 0\nn++", noResult: true},
 		{name: "nil", src: "var p *int\np", noResult: true},
+		{name: "define from two values", src: `n, err := strconv.Atoi("12")`, noResult: true},
+		{name: "if block defines from two values", src: "if true {\n\tq, _ := strconv.Atoi(\"5\")\n\t_ = q\n}", noResult: true},
+		{name: "for block defines from two values", src: `for i := 0; i < 2; i++ { k, e := strconv.Atoi("7"); _, _ = k, e }`, noResult: true},
+		{name: "plain block defines from two values", src: `{ k, e := strconv.Atoi("7"); _, _ = k, e }`, noResult: true},
+		{name: "switch defines from two values", src: "switch k, e := strconv.Atoi(\"8\"); e {\ncase nil:\n\tq, _ := strconv.Atoi(\"1\")\n\tfmt.Print(k + q)\n}", stdout: "9", noResult: true},
+		{name: "select defines from two values", src: "ch := make(chan string, 1)\nch <- \"3\"\nselect {\ncase s, ok := <-ch:\n\tq, _ := strconv.Atoi(s)\n\tfmt.Print(q, ok)\n}", stdout: "3 true", noResult: true},
+		{name: "block variables stay in their block", src: "if n, err := strconv.Atoi(\"99\"); err == nil { _ = n }\nfor n := 0; n < 5; n++ {}\n{ n, s := 7, 0; _, _ = n, s }\nn", result: "12"},
+		{name: "block variable not defined after it", src: "if k2 := 7; k2 > 0 { _ = k2 }\nk2", ename: enameCompile, evalue: "undefined: k2"},
+		{name: "define from a call of two values", src: "func pair() (int, int) { return 3, 4 }\nc, d := pair()", noResult: true},
+		{name: "read by a function another calls", src: "func inner() int { return c * d }\nfunc outer() int { return inner() }\nouter()", result: "12"},
+		{name: "read by a function another calls, same cell", src: "e1, e2 := pair()\nfunc inner1() int { return e1 * e2 }\nfunc outer1() int { return inner1() }\nouter1()", result: "12"},
+		{name: "var of two values read by a function another calls", src: "var a1, b1 = pair()\nfunc inner2() int { return a1 * b1 }\nfunc outer2() int { return inner2() }\nouter2()", result: "12"},
+		{name: "var group of two values", src: "var (\n\tg1      = 2\n\ta2, b2 int = pair()\n)\nfunc inner3() int { return g1 * a2 * b2 }\nfunc outer3() int { return inner3() }\nouter3()", result: "24"},
+		{name: "value and error read by a function another calls", src: "func inner4() int {\n\tif err != nil {\n\t\treturn -1\n\t}\n\treturn n\n}\nfunc outer4() int { return inner4() }\nouter4()", result: "12"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			result, ename, evalue, stdout := te.cell(c.src)

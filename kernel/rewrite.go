@@ -37,6 +37,15 @@ type edit struct {
 //     a three-clause loop when the integer is plainly one (a literal, len,
 //     cap, arithmetic on those, or an integer variable of an earlier
 //     cell; isInt says which names are);
+//   - a top-level definition from one multi-value expression (a, b :=
+//     f(), var a, b = f()) defines temporaries, then the names from them:
+//     yaegi leaves variables of the first kind unmarked as global, so a
+//     function called by another function reads them from its caller's
+//     frame;
+//   - an if, for, switch, select or block that declares variables runs in
+//     a function literal called at once: at the top level, yaegi puts
+//     those variables in the cell's scope, where they clobber the cell's
+//     own, and fails on multi-value ones ("undefined");
 //   - main is renamed (see mainName).
 //
 // Items that do not parse are left alone: yaegi reports their error.
@@ -86,6 +95,21 @@ func rewriteItem(src, cell string, it item, copies *int, isInt func(string) bool
 	off := func(p token.Pos) int { return fset.Position(p).Offset + base }
 	var edits []edit
 	insert := func(p token.Pos, s string) { edits = append(edits, edit{off: off(p), ins: s}) }
+
+	// Items are cut at top-level semicolons: one statement or declaration.
+	var top ast.Node
+	if it.kind == itemStmt {
+		if list := f.Decls[0].(*ast.FuncDecl).Body.List; len(list) == 1 {
+			top = list[0]
+		}
+	} else if len(f.Decls) == 1 {
+		top = f.Decls[0]
+	}
+	edits = append(edits, defineGlobals(top, off, copies)...)
+	if declaresInBlock(top) {
+		insert(top.Pos(), "func() { ")
+		insert(top.End(), " }()")
+	}
 
 	// Loop variables that closures capture get a per-iteration copy.
 	ast.Inspect(f, func(n ast.Node) bool {
@@ -186,6 +210,84 @@ func rewriteItem(src, cell string, it item, copies *int, isInt func(string) bool
 		return true
 	})
 	return edits
+}
+
+// defineGlobals splits a definition from one multi-value expression into
+// a definition of temporaries from it and one of the names from those,
+// which yaegi marks global. Temporaries are named with n.
+func defineGlobals(top ast.Node, off func(token.Pos) int, n *int) []edit {
+	var edits []edit
+	split := func(names []*ast.Ident, end token.Pos, format string) {
+		var lhs, rhs []string
+		for _, id := range names {
+			if id.Name == "_" {
+				continue
+			}
+			*n++
+			tmp := fmt.Sprintf("__kd%d_%s", *n, id.Name)
+			edits = append(edits, edit{off: off(id.Pos()), del: len(id.Name), ins: tmp})
+			lhs, rhs = append(lhs, id.Name), append(rhs, tmp)
+		}
+		if len(lhs) > 0 {
+			edits = append(edits, edit{off: off(end), ins: fmt.Sprintf(format, strings.Join(lhs, ", "), strings.Join(rhs, ", "))})
+		}
+	}
+	switch top := top.(type) {
+	case *ast.AssignStmt:
+		if top.Tok != token.DEFINE || len(top.Lhs) < 2 || len(top.Rhs) != 1 {
+			return nil
+		}
+		var names []*ast.Ident
+		for _, l := range top.Lhs {
+			id, ok := l.(*ast.Ident)
+			if !ok {
+				return nil
+			}
+			names = append(names, id)
+		}
+		split(names, top.End(), "; %s := %s")
+	case *ast.GenDecl:
+		if top.Tok != token.VAR {
+			return nil
+		}
+		format := "; var %s = %s"
+		if top.Lparen.IsValid() {
+			format = "; %s = %s"
+		}
+		for _, s := range top.Specs {
+			if v := s.(*ast.ValueSpec); len(v.Names) > 1 && len(v.Values) == 1 {
+				split(v.Names, v.End(), format)
+			}
+		}
+	}
+	return edits
+}
+
+// declaresInBlock reports whether st is a statement with blocks that
+// declares variables, in its blocks or its header, outside function
+// literals (which have their own scope in yaegi too).
+func declaresInBlock(st ast.Node) bool {
+	switch st.(type) {
+	case *ast.IfStmt, *ast.ForStmt, *ast.RangeStmt, *ast.SwitchStmt, *ast.TypeSwitchStmt,
+		*ast.SelectStmt, *ast.BlockStmt, *ast.LabeledStmt:
+	default:
+		return false
+	}
+	found := false
+	ast.Inspect(st, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.AssignStmt:
+			found = found || n.Tok == token.DEFINE
+		case *ast.RangeStmt:
+			found = found || n.Tok == token.DEFINE
+		case *ast.DeclStmt:
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // lineCol returns the 1-based line and column (in bytes) of offset off

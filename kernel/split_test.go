@@ -87,6 +87,18 @@ func TestRewrite(t *testing.T) {
 			t.Errorf("rewritten cell lacks %q:\n%s", want, out)
 		}
 	}
+	src = "a, _ := f()\nvar b, c = f()\nvar (\n\td, e = f()\n)\nif x, y := f(); y {\n}\nfor {\n\tbreak\n}"
+	items, _ = splitCell(src)
+	out = rewrite(src, "In[3]", items, nil)
+	if strings.Count(out, "\n") != strings.Count(src, "\n") {
+		t.Errorf("lines changed:\n%s", out)
+	}
+	for _, want := range []string{"__kd1_a, _ := f(); a := __kd1_a\n", "var __kd2_b, __kd3_c = f(); var b, c = __kd2_b, __kd3_c\n",
+		"\t__kd4_d, __kd5_e = f(); d, e = __kd4_d, __kd5_e\n", "func() { if x, y := f(); y {\n} }()\nfor {"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rewritten cell lacks %q:\n%s", want, out)
+		}
+	}
 }
 
 func TestCompleteUTF8(t *testing.T) {
