@@ -124,15 +124,28 @@ func (u *Uncertainties) String() string {
 	}
 	tw.Flush()
 	for _, s := range u.Scores {
-		if g := s.Group; g != nil {
-			fmt.Fprintf(&b, "\n%s %s,%s over %d members: micro %.2f ± %.2f, macro %.2f ± %.2f (the mean of the member scores, what model cards usually report); SE clustered by member %.2f (%.2f with the finite-cluster correction)\n",
-				s.Task, s.Metric, s.Filter, g.K, 100*g.Micro, 100*g.MicroStderr, 100*g.Macro, 100*g.MacroStderr, 100*g.Clustered, 100*g.ClusteredCorrected)
+		if s.Group != nil {
+			fmt.Fprintf(&b, "\n%s\n", s.groupLine())
 		}
 	}
 	return b.String()
 }
 
-// HTML renders the table for a notebook.
+// groupLine describes a group's averages in one sentence.
+func (s ScoreUncertainty) groupLine() string {
+	g := s.Group
+	return fmt.Sprintf("%s %s,%s over %d members: micro %.2f ± %.2f, macro %.2f ± %.2f (the mean of the member scores, what model cards usually report); SE clustered by member %.2f (%.2f with the finite-cluster correction)",
+		s.Task, s.Metric, s.Filter, g.K, 100*g.Micro, 100*g.MicroStderr, 100*g.Macro, 100*g.MacroStderr, 100*g.Clustered, 100*g.ClusteredCorrected)
+}
+
+// HTML renders the table for a notebook, with the groups' averages below.
 func (u *Uncertainties) HTML() string {
-	return "<pre>" + html.EscapeString(u.String()) + "</pre>"
+	var b strings.Builder
+	b.WriteString(u.Table().HTML())
+	for _, s := range u.Scores {
+		if s.Group != nil {
+			b.WriteString("\n<p>" + html.EscapeString(s.groupLine()) + "</p>")
+		}
+	}
+	return b.String()
 }

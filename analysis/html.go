@@ -1,0 +1,296 @@
+package analysis
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"sort"
+	"strings"
+)
+
+// HTMLTable is a table as notebooks and reports show it. Every cell is
+// plain text, escaped when rendered, so that a model's output can never
+// become markup.
+type HTMLTable struct {
+	Caption string
+	Head    []string
+	Rows    [][]string
+	// Numeric marks the columns (by index) aligned right.
+	Numeric map[int]bool
+}
+
+// HTML renders the table.
+func (t HTMLTable) HTML() string {
+	var b strings.Builder
+	b.WriteString("<table>")
+	if t.Caption != "" {
+		b.WriteString("<caption style=\"text-align:left\">" + html.EscapeString(t.Caption) + "</caption>")
+	}
+	cell := func(tag string, i int, s string) {
+		b.WriteString("<" + tag)
+		if t.Numeric[i] {
+			b.WriteString(` style="text-align:right"`)
+		} else {
+			b.WriteString(` style="text-align:left"`)
+		}
+		b.WriteString(">" + html.EscapeString(s) + "</" + tag + ">")
+	}
+	b.WriteString("<thead><tr>")
+	for i, h := range t.Head {
+		cell("th", i, h)
+	}
+	b.WriteString("</tr></thead>\n<tbody>\n")
+	for _, r := range t.Rows {
+		b.WriteString("<tr>")
+		for i, c := range r {
+			cell("td", i, c)
+		}
+		b.WriteString("</tr>\n")
+	}
+	b.WriteString("</tbody></table>")
+	return b.String()
+}
+
+// numeric marks columns as numeric.
+func numeric(cols ...int) map[int]bool {
+	m := map[int]bool{}
+	for _, c := range cols {
+		m[c] = true
+	}
+	return m
+}
+
+// points shows a score in points (percent), "–" for NaN.
+func points(x float64) string {
+	if math.IsNaN(x) {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", 100*x)
+}
+
+// signedPoints shows a difference in points.
+func signedPoints(x float64) string {
+	if math.IsNaN(x) {
+		return "–"
+	}
+	return fmt.Sprintf("%+.2f", 100*x)
+}
+
+// ciPoints shows a confidence interval in points.
+func ciPoints(lo, hi float64) string {
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return "–"
+	}
+	return fmt.Sprintf("[%+.2f, %+.2f]", 100*lo, 100*hi)
+}
+
+// pValue shows a p-value.
+func pValue(p float64) string {
+	if math.IsNaN(p) {
+		return "–"
+	}
+	return fmt.Sprintf("%.2g", p)
+}
+
+// Table is the re-scoring report as one table: every check of every run,
+// the numbers in full precision (they are compared bit for bit).
+func (r *Report) Table() HTMLTable {
+	exact, differs, none := r.Counts()
+	t := HTMLTable{
+		Caption: fmt.Sprintf("%d numbers recomputed exactly, %d differ, %d not recomputable", exact, differs, none),
+		Head:    []string{"run", "task", "metric", "filter", "n", "reported", "recomputed", "reported stderr", "recomputed stderr", "level", "status", "reason"},
+		Numeric: numeric(4, 5, 6, 7, 8),
+	}
+	for _, run := range r.Runs {
+		for _, c := range run.Checks {
+			t.Rows = append(t.Rows, []string{run.Path, c.Task, c.Metric, c.Filter, fmt.Sprint(c.N),
+				c.Reported.String(), c.Recomputed.String(), c.ReportedStderr.String(), c.RecomputedStderr.String(),
+				string(c.Level), string(c.Status), c.Reason})
+		}
+	}
+	return t
+}
+
+// HTML renders the re-scoring report for a notebook.
+func (r *Report) HTML() string { return r.Table().HTML() }
+
+// Table is the comparisons as one table, scores in points.
+func (cs *Comparisons) Table() HTMLTable {
+	t := HTMLTable{
+		Caption: fmt.Sprintf("A: %s, B: %s (points; Δ = B − A; 95 %% CIs)", cs.A, cs.B),
+		Head: []string{"task", "metric", "filter", "n", "A", "B", "Δ", "paired CI", "unpaired CI", "McNemar p",
+			"right in A only", "right in B only", "MDE", "prompts changed"},
+		Numeric: numeric(3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13),
+	}
+	for _, c := range cs.Comparisons {
+		t.Rows = append(t.Rows, []string{c.Task, c.Metric, c.Filter, fmt.Sprint(c.N), points(c.A), points(c.B),
+			signedPoints(c.Delta), ciPoints(c.CILow, c.CIHigh), ciPoints(c.UnpairedCILow, c.UnpairedCIHigh),
+			pValue(c.McNemarP), fmt.Sprint(c.AOnly), fmt.Sprint(c.BOnly), points(c.MDE), fmt.Sprint(c.PromptsChanged)})
+	}
+	return t
+}
+
+// HTML renders the comparisons for a notebook, with the first changed
+// prompt of each task.
+func (cs *Comparisons) HTML() string {
+	var b strings.Builder
+	b.WriteString(cs.Table().HTML())
+	for _, c := range cs.Comparisons {
+		for _, d := range c.PromptDiffs {
+			fmt.Fprintf(&b, "\n<p>%s doc_id %d: prompt A → B</p><pre>%s</pre>", html.EscapeString(c.Task), d.DocID, html.EscapeString(d.Diff))
+		}
+	}
+	if len(cs.Skipped) > 0 {
+		b.WriteString("\n<p>Not compared: " + html.EscapeString(strings.Join(cs.Skipped, "; ")) + "</p>")
+	}
+	return b.String()
+}
+
+// ClassTable counts the misses per class.
+func (fr *FailureReport) ClassTable() HTMLTable {
+	t := HTMLTable{
+		Caption: fmt.Sprintf("%s %s (%s): %d misses of %d documents", fr.Task, fr.Metric, fr.Filter, fr.NMisses, fr.N),
+		Head:    []string{"class", "misses", "share"},
+		Numeric: numeric(1, 2),
+	}
+	for _, c := range FailureClasses {
+		share := "–"
+		if fr.NMisses > 0 {
+			share = fmt.Sprintf("%.1f %%", 100*float64(fr.Classes[c])/float64(fr.NMisses))
+		}
+		t.Rows = append(t.Rows, []string{string(c), fmt.Sprint(fr.Classes[c]), share})
+	}
+	return t
+}
+
+// SampleTable is the sample of misses: what each filter extracted and how
+// the output ends.
+func (fr *FailureReport) SampleTable() HTMLTable {
+	t := HTMLTable{
+		Caption: fmt.Sprintf("a seeded sample of %d misses", len(fr.Samples)),
+		Head:    []string{"doc_id", "class", "hand label", "target (last line)", "extracted by each filter", "end of the output"},
+		Numeric: numeric(0),
+	}
+	for _, f := range fr.Samples {
+		filters := make([]string, 0, len(f.Extracted))
+		for k := range f.Extracted {
+			filters = append(filters, k)
+		}
+		sort.Strings(filters)
+		var ex []string
+		for _, k := range filters {
+			ex = append(ex, k+": "+f.Extracted[k])
+		}
+		target := strings.Split(strings.TrimSpace(f.Target), "\n")
+		t.Rows = append(t.Rows, []string{fmt.Sprint(f.DocID), string(f.Class), string(f.Label),
+			target[len(target)-1], strings.Join(ex, "; "), "…" + f.OutputTail})
+	}
+	return t
+}
+
+// HTML renders the classes, the agreement with hand labels when there are
+// any, and the sample of misses.
+func (fr *FailureReport) HTML() string {
+	var b strings.Builder
+	b.WriteString(fr.ClassTable().HTML())
+	if a := fr.Agreement; a != nil {
+		fmt.Fprintf(&b, "\n<p>Hand labels: %d, of which %d agree with the automatic class (Cohen's κ %.2f).</p>",
+			a.Labelled, a.Agree, a.Kappa)
+	}
+	b.WriteString("\n" + fr.SampleTable().HTML())
+	return b.String()
+}
+
+// StepTable is the attribution path of one claim, in points: baseline,
+// each step, final, card and the unexplained rest.
+func (ca ClaimAttribution) StepTable() HTMLTable {
+	t := HTMLTable{
+		Caption: fmt.Sprintf("%s %s (%s), points. %s", ca.Task, ca.Metric, ca.Filter, ca.Statement),
+		Head:    []string{"step", "kind", "score", "Δ", "95 % CI", "McNemar p"},
+		Numeric: numeric(2, 3, 4, 5),
+	}
+	t.Rows = append(t.Rows, []string{"card", "", points(ca.Card), "", "", ""},
+		[]string{"baseline", "run", points(ca.Baseline), "", "", ""})
+	for _, st := range ca.Steps {
+		t.Rows = append(t.Rows, []string{st.Name, st.Kind, points(st.Value), signedPoints(st.Delta), ciPoints(st.CILow, st.CIHigh), pValue(st.P)})
+	}
+	t.Rows = append(t.Rows, []string{"final", "", points(ca.Final), signedPoints(ca.Final - ca.Baseline), "", ""},
+		[]string{"unexplained (card − final)", "", "", signedPoints(ca.Unexplained), ciPoints(ca.UnexplainedCILow, ca.UnexplainedCIHigh), ""})
+	return t
+}
+
+// SensitivityTable is the one-change variants of the baseline, in points.
+func (ca ClaimAttribution) SensitivityTable() HTMLTable {
+	t := HTMLTable{
+		Caption: "sensitivity: one change from the baseline each",
+		Head:    []string{"change", "score", "Δ from baseline", "95 % CI", "McNemar p"},
+		Numeric: numeric(1, 2, 3, 4),
+	}
+	for _, s := range ca.Sensitivity {
+		t.Rows = append(t.Rows, []string{s.Change, points(s.Value), signedPoints(s.Delta), ciPoints(s.CILow, s.CIHigh), pValue(s.P)})
+	}
+	return t
+}
+
+// HTML renders the claim's path, its sensitivity and, for a full
+// factorial, the Shapley attribution.
+func (ca ClaimAttribution) HTML() string {
+	var b strings.Builder
+	b.WriteString(ca.StepTable().HTML())
+	if len(ca.Sensitivity) > 0 {
+		b.WriteString("\n" + ca.SensitivityTable().HTML())
+	}
+	if len(ca.Shapley) > 0 {
+		t := HTMLTable{Caption: "Shapley attribution (order-independent), points", Head: []string{"setting", "share of the total effect"}, Numeric: numeric(1)}
+		for _, v := range ca.Shapley {
+			t.Rows = append(t.Rows, []string{v.Setting, signedPoints(v.Value)})
+		}
+		if ca.Interaction != nil {
+			t.Rows = append(t.Rows, []string{"interaction (no single setting)", signedPoints(*ca.Interaction)})
+		}
+		b.WriteString("\n" + t.HTML())
+	}
+	return b.String()
+}
+
+// HTML renders every claim's attribution.
+func (a *Attribution) HTML() string {
+	var b strings.Builder
+	if a.Simulated {
+		b.WriteString("<p><strong>SIMULATED</strong>: these runs come from the simulated backend, not from a model.</p>\n")
+	}
+	for i, ca := range a.Claims {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(ca.HTML())
+	}
+	return b.String()
+}
+
+// Table is the uncertainties as one table: each score with its intervals
+// side by side, in points.
+func (u *Uncertainties) Table() HTMLTable {
+	t := HTMLTable{
+		Caption: fmt.Sprintf("%s (%.0f %% intervals, points)", u.Run, 100*u.Level),
+		Head:    []string{"task", "metric", "filter", "n", "score", "CLT", "Wilson", "bootstrap"},
+		Numeric: numeric(3, 4, 5, 6, 7),
+	}
+	for _, s := range u.Scores {
+		row := []string{s.Task, s.Metric, s.Filter, fmt.Sprint(s.N), "–", "–", "–", "–"}
+		for _, iv := range s.Intervals {
+			row[4] = points(iv.Value)
+			cell := fmt.Sprintf("[%.2f, %.2f] SE %.2f", 100*iv.Lo, 100*iv.Hi, 100*iv.Stderr)
+			switch iv.Method {
+			case "clt":
+				row[5] = cell
+			case "wilson":
+				row[6] = cell
+			case "bootstrap":
+				row[7] = cell
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
