@@ -674,6 +674,7 @@ func (st *runState) incomplete(c Check, notes []string, perDocDiffers bool, why 
 		// The per-doc values were all checked; only the aggregate is out of
 		// reach.
 		c.Status = StatusNotRecomputable
+		c.Reason += "; every logged line re-scores to its logged value and filtered_resps"
 		return c
 	}
 	c.Level, c.Status = LevelNone, StatusNotRecomputable
