@@ -144,13 +144,20 @@ func TestCells(t *testing.T) {
 // compiled and declared in a cell.
 func TestRichValues(t *testing.T) {
 	te := newTestEngine(t)
-	te.cell(`import ("fmt"; "image"; "github.com/evalcapsule/evalcapsule/kernel/display")`)
+	te.cell(`import ("fmt"; "image"; "github.com/evalcapsule/evalcapsule/analysis"; "github.com/evalcapsule/evalcapsule/kernel/display")`)
 	for _, c := range []struct {
 		src  string
 		want map[string]string // MIME type → substring
 	}{
 		{`display.HTML("<b>x</b>")`, map[string]string{"text/html": "<b>x</b>"}},
 		{`display.Markdown("*x*")`, map[string]string{"text/markdown": "*x*"}},
+		// Compiled project values render as tables, literals included; the
+		// cells after them must still show their own values.
+		{`analysis.ClaimAttribution{Task: "gsm8k", Metric: "exact_match", Filter: "strict-match", Card: 0.444, Baseline: 0.25, Final: 0.4,
+	Steps: []analysis.AttributionStep{{Name: "8-shot", Kind: "run", Value: 0.4, Delta: 0.15}}}`,
+			map[string]string{"text/html": "<table", "text/plain": "gsm8k exact_match (strict-match), points."}},
+		{`&analysis.Comparisons{A: "baseline", B: "final", Comparisons: []analysis.Comparison{{Task: "gsm8k", Metric: "exact_match", Filter: "strict-match", N: 2, A: 0.5, B: 1}}}`,
+			map[string]string{"text/html": "<table", "text/plain": "A: baseline, B: final"}},
 		{`image.NewGray(image.Rect(0, 0, 2, 2))`, map[string]string{"image/png": "iVBOR", "text/plain": "*image.Gray 2×2"}},
 		{"type Tab struct{ N int }\nfunc (t Tab) HTML() string { return fmt.Sprintf(\"<td>%d</td>\", t.N) }\nfunc (t Tab) Markdown() string { return \"|x|\" }\nTab{3}",
 			map[string]string{"text/html": "<td>3</td>", "text/markdown": "|x|", "text/plain": "{N:3}"}},

@@ -69,7 +69,15 @@ func (e *engine) result(ctx context.Context, it item, text string) (display.Data
 		}
 		return display.Data{}, nil
 	}
-	v, err := e.evalAs(ctx, "__kr =", it.line, it.col, expr, "\n__kr")
+	lhs, tail := "__kr =", "\n__kr"
+	if _, ok := ast.Unparen(x).(*ast.CompositeLit); ok {
+		// yaegi assigns a composite literal of a compiled type by
+		// replacing the variable's value, which leaves __kr holding that
+		// type and refusing every later value: a conversion assigns it as
+		// an interface.
+		lhs, tail = "__kr = interface{}(", ",\n)\n__kr"
+	}
+	v, err := e.evalAs(ctx, lhs, it.line, it.col, expr, tail)
 	if err != nil && n == unknownArity && !e.ran(err) && ctx.Err() == nil {
 		// Perhaps it has no value: run it as a statement.
 		if _, err2 := e.eval(ctx, it.line, it.col, expr); err2 == nil {
