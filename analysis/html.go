@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"text/tabwriter"
 )
 
 // HTMLTable is a table as notebooks and reports show it. Every cell is
@@ -48,6 +49,31 @@ func (t HTMLTable) HTML() string {
 		b.WriteString("</tr>\n")
 	}
 	b.WriteString("</tbody></table>")
+	return b.String()
+}
+
+// String renders the table as aligned plain text, the fallback where
+// HTML is not shown.
+func (t HTMLTable) String() string {
+	var b strings.Builder
+	if t.Caption != "" {
+		b.WriteString(t.Caption + "\n")
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	line := func(cells []string) {
+		for i, c := range cells {
+			if i > 0 {
+				tw.Write([]byte("\t"))
+			}
+			tw.Write([]byte(strings.NewReplacer("\n", "⏎", "\t", " ").Replace(c)))
+		}
+		tw.Write([]byte("\n"))
+	}
+	line(t.Head)
+	for _, r := range t.Rows {
+		line(r)
+	}
+	tw.Flush()
 	return b.String()
 }
 
@@ -130,12 +156,20 @@ func (cs *Comparisons) Table() HTMLTable {
 	return t
 }
 
-// HTML renders the comparisons for a notebook, with the first changed
-// prompt of each task.
+// String renders the comparisons as text.
+func (cs *Comparisons) String() string { return cs.Table().String() }
+
+// HTML renders the comparisons for a notebook, with the changed prompts of
+// each task shown once (every metric and filter of a task shares them).
 func (cs *Comparisons) HTML() string {
 	var b strings.Builder
 	b.WriteString(cs.Table().HTML())
+	shown := map[string]bool{}
 	for _, c := range cs.Comparisons {
+		if shown[c.Task] {
+			continue
+		}
+		shown[c.Task] = len(c.PromptDiffs) > 0
 		for _, d := range c.PromptDiffs {
 			fmt.Fprintf(&b, "\n<p>%s doc_id %d: prompt A → B</p><pre>%s</pre>", html.EscapeString(c.Task), d.DocID, html.EscapeString(d.Diff))
 		}
@@ -188,6 +222,11 @@ func (fr *FailureReport) SampleTable() HTMLTable {
 	return t
 }
 
+// String renders the classes and the sample as text.
+func (fr *FailureReport) String() string {
+	return fr.ClassTable().String() + "\n" + fr.SampleTable().String()
+}
+
 // HTML renders the classes, the agreement with hand labels when there are
 // any, and the sample of misses.
 func (fr *FailureReport) HTML() string {
@@ -232,6 +271,15 @@ func (ca ClaimAttribution) SensitivityTable() HTMLTable {
 	return t
 }
 
+// String renders the claim's path and sensitivity as text.
+func (ca ClaimAttribution) String() string {
+	s := ca.StepTable().String()
+	if len(ca.Sensitivity) > 0 {
+		s += "\n" + ca.SensitivityTable().String()
+	}
+	return s
+}
+
 // HTML renders the claim's path, its sensitivity and, for a full
 // factorial, the Shapley attribution.
 func (ca ClaimAttribution) HTML() string {
@@ -251,6 +299,18 @@ func (ca ClaimAttribution) HTML() string {
 		b.WriteString("\n" + t.HTML())
 	}
 	return b.String()
+}
+
+// String renders every claim's attribution as text.
+func (a *Attribution) String() string {
+	var parts []string
+	if a.Simulated {
+		parts = append(parts, "SIMULATED: these runs come from the simulated backend, not from a model.")
+	}
+	for _, ca := range a.Claims {
+		parts = append(parts, ca.String())
+	}
+	return strings.Join(parts, "\n")
 }
 
 // HTML renders every claim's attribution.

@@ -111,6 +111,12 @@ func TestClaimAttributionHTML(t *testing.T) {
 	if r := tables[1].Rows[0]; r[0] != "num_fewshot=0" || r[2] != "-5.00" {
 		t.Errorf("sensitivity %q", r)
 	}
+	// The text twin has the same rows, one a line, columns aligned.
+	lines := strings.Split(ca.String(), "\n")
+	if len(lines) < 8 || !strings.HasPrefix(lines[1], "step ") || !strings.HasPrefix(lines[5], "flexible ") ||
+		strings.Index(lines[4], "32.00") != strings.Index(lines[5], "41.00") {
+		t.Errorf("text:\n%s", ca.String())
+	}
 }
 
 // The re-scoring report of real runs is one table with a row per check, the
