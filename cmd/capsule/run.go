@@ -259,15 +259,14 @@ type bars struct {
 	tty    bool
 	quiet  bool
 	mu     sync.Mutex
-	state  map[string]capsule.RunEvent
-	order  []string
+	board  capsule.RunBoard
 	drawn  int
 	ticker *time.Ticker
 	done   chan struct{}
 }
 
 func newBars(io streams, quiet bool) *bars {
-	b := &bars{io: io, tty: isTerminal(io.err), quiet: quiet, state: map[string]capsule.RunEvent{}, done: make(chan struct{})}
+	b := &bars{io: io, tty: isTerminal(io.err), quiet: quiet, done: make(chan struct{})}
 	if b.tty && !quiet {
 		b.ticker = time.NewTicker(200 * time.Millisecond)
 		go func() {
@@ -287,17 +286,8 @@ func newBars(io streams, quiet bool) *bars {
 func (b *bars) event(ev capsule.RunEvent) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	name := ev.Run.Name
-	old, seen := b.state[name]
-	if !seen {
-		b.order = append(b.order, name)
-	}
-	if ev.Progress.Phase == "" && seen {
-		ev.Progress = old.Progress
-	}
-	b.state[name] = ev
-	if !b.tty && !b.quiet && (!seen || old.Status != ev.Status) {
-		fmt.Fprintf(b.io.err, "%s %s: %s\n", time.Now().Format("15:04:05"), name, ev.Status)
+	if b.board.Record(ev) && !b.tty && !b.quiet {
+		fmt.Fprintf(b.io.err, "%s %s: %s\n", time.Now().Format("15:04:05"), ev.Run.Name, ev.Status)
 	}
 }
 
@@ -307,23 +297,15 @@ func (b *bars) draw() {
 	if b.drawn > 0 {
 		fmt.Fprintf(b.io.err, "\033[%dA", b.drawn)
 	}
-	names := b.order
-	for _, n := range names {
-		ev := b.state[n]
-		frac := ev.Progress.Fraction()
-		if ev.Status == "done" || ev.Status == "skipped" {
-			frac = 1
-		}
+	runs := b.board.Runs()
+	for _, ev := range runs {
+		frac := ev.Fraction()
 		w := 24
 		fill := int(frac * float64(w))
 		bar := strings.Repeat("█", fill) + strings.Repeat("░", w-fill)
-		detail := ev.Status
-		if ev.Status == "running" && ev.Progress.Total > 0 {
-			detail = fmt.Sprintf("%s %d/%d", ev.Progress.Phase, ev.Progress.Done, ev.Progress.Total)
-		}
-		fmt.Fprintf(b.io.err, "\033[K%-36s %s %3.0f%% %s\n", truncateName(n, 36), bar, 100*frac, detail)
+		fmt.Fprintf(b.io.err, "\033[K%-36s %s %3.0f%% %s\n", truncateName(ev.Run.Name, 36), bar, 100*frac, ev.Detail())
 	}
-	b.drawn = len(names)
+	b.drawn = len(runs)
 }
 
 func truncateName(s string, n int) string {

@@ -24,15 +24,14 @@ type Sweep struct {
 
 	h       *Handle
 	mu      sync.Mutex
-	runs    map[string]capsule.RunEvent
-	order   []string
+	board   capsule.RunBoard
 	last    time.Time
 	pending *time.Timer
 }
 
 // NewSweep returns a Sweep that shows nothing until its first event.
 func NewSweep() *Sweep {
-	return &Sweep{h: New(), runs: map[string]capsule.RunEvent{}}
+	return &Sweep{h: New()}
 }
 
 // Event records one change of a run; it is the capsule.RunOptions.Events
@@ -40,21 +39,13 @@ func NewSweep() *Sweep {
 func (s *Sweep) Event(ev capsule.RunEvent) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	name := ev.Run.Name
-	old, seen := s.runs[name]
-	if !seen {
-		s.order = append(s.order, name)
-	}
-	if ev.Progress.Phase == "" && seen {
-		ev.Progress = old.Progress // a status change without progress keeps the bar
-	}
-	s.runs[name] = ev
+	s.board.Record(ev)
 	interval := s.Interval
 	if interval <= 0 {
 		interval = 250 * time.Millisecond
 	}
 	switch wait := interval - time.Since(s.last); {
-	case s.finished() || wait <= 0:
+	case s.board.Finished() || wait <= 0:
 		s.flush()
 	case s.pending == nil:
 		s.pending = time.AfterFunc(wait, func() {
@@ -63,18 +54,6 @@ func (s *Sweep) Event(ev capsule.RunEvent) {
 			s.flush()
 		})
 	}
-}
-
-// finished reports whether every run has ended.
-func (s *Sweep) finished() bool {
-	for _, ev := range s.runs {
-		switch ev.Status {
-		case "done", "failed", "interrupted", "skipped":
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 func (s *Sweep) flush() {
@@ -100,34 +79,14 @@ func (s *Sweep) String() string {
 	return s.text()
 }
 
-func (s *Sweep) fraction(ev capsule.RunEvent) float64 {
-	switch ev.Status {
-	case "done", "skipped":
-		return 1
-	}
-	return ev.Progress.Fraction()
-}
-
-func (s *Sweep) detail(ev capsule.RunEvent) string {
-	d := ev.Status
-	if ev.Status == "running" && ev.Progress.Total > 0 {
-		d = fmt.Sprintf("%s %d/%d", ev.Progress.Phase, ev.Progress.Done, ev.Progress.Total)
-	}
-	if ev.Err != nil && ev.Status != "done" {
-		d += ": " + ev.Err.Error()
-	}
-	return d
-}
-
 func (s *Sweep) html() string {
 	var b strings.Builder
 	b.WriteString(`<table><thead><tr><th style="text-align:left">run</th><th style="text-align:left">change</th><th>progress</th><th style="text-align:left">status</th></tr></thead><tbody>`)
-	for _, name := range s.order {
-		ev := s.runs[name]
-		pct := 100 * s.fraction(ev)
+	for _, ev := range s.board.Runs() {
+		pct := 100 * ev.Fraction()
 		fmt.Fprintf(&b, `<tr><td style="text-align:left"><code>%s</code></td><td style="text-align:left">%s</td>`+
 			`<td><progress max="100" value="%.0f"></progress> %3.0f%%</td><td style="text-align:left">%s</td></tr>`,
-			html.EscapeString(name), html.EscapeString(ev.Run.Label), pct, pct, html.EscapeString(s.detail(ev)))
+			html.EscapeString(ev.Run.Name), html.EscapeString(ev.Run.Label), pct, pct, html.EscapeString(ev.Detail()))
 	}
 	b.WriteString(`</tbody></table>`)
 	return b.String()
@@ -135,9 +94,8 @@ func (s *Sweep) html() string {
 
 func (s *Sweep) text() string {
 	var b strings.Builder
-	for _, name := range s.order {
-		ev := s.runs[name]
-		fmt.Fprintf(&b, "%-40s %3.0f%%  %s\n", name, 100*s.fraction(ev), s.detail(ev))
+	for _, ev := range s.board.Runs() {
+		fmt.Fprintf(&b, "%-40s %3.0f%%  %s\n", ev.Run.Name, 100*ev.Fraction(), ev.Detail())
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -108,6 +108,7 @@ func init() {
 		"RerunOptions":    reflect.ValueOf((*capsule.RerunOptions)(nil)),
 		"RerunTask":       reflect.ValueOf((*capsule.RerunTask)(nil)),
 		"Rescore":         reflect.ValueOf((*capsule.Rescore)(nil)),
+		"RunBoard":        reflect.ValueOf((*capsule.RunBoard)(nil)),
 		"RunDiff":         reflect.ValueOf((*capsule.RunDiff)(nil)),
 		"RunEvent":        reflect.ValueOf((*capsule.RunEvent)(nil)),
 		"RunOptions":      reflect.ValueOf((*capsule.RunOptions)(nil)),
