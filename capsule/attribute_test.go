@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -270,5 +271,48 @@ func TestReportGroupClaimComparison(t *testing.T) {
 	}
 	if c.AOnly+c.BOnly+c.Both+c.Neither != c.N {
 		t.Errorf("flip table %d+%d+%d+%d ≠ n %d", c.AOnly, c.BOnly, c.Both, c.Neither, c.N)
+	}
+}
+
+// The Markdown twin of the report carries the comparison and the misses
+// too, each miss one table row whatever the model wrote.
+func TestReportMarkdown(t *testing.T) {
+	s := simulateStudy(t, demoStudy, 7, 300)
+	rep, err := capsule.BuildReport(context.Background(), s, capsule.ReportOptions{Attribution: analysis.AttributionOptions{Seed: 1, Resamples: 500}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := &rep.Claims[0]
+	if rc.Comparison == nil || rc.Failures == nil || len(rc.Failures.Samples) == 0 {
+		t.Fatalf("comparison %v, failures %v", rc.Comparison, rc.Failures)
+	}
+	rc.Failures.Samples[0].OutputTail = "a | b\n<script>x</script>"
+	mdPath, err := rep.WriteFiles(filepath.Join(t.TempDir(), "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(mdPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	if want := fmt.Sprintf("| documents | %d |", rc.Comparison.N); !strings.Contains(md, want) {
+		t.Errorf("no %q in\n%s", want, md)
+	}
+	if want := fmt.Sprintf("Misses of the last run (strict-match): %d of %d documents", rc.Failures.NMisses, rc.Failures.N); !strings.Contains(md, want) {
+		t.Errorf("no %q in\n%s", want, md)
+	}
+	rows := 0
+	for _, line := range strings.Split(md, "\n") {
+		if !strings.HasPrefix(line, fmt.Sprintf("| %d | ", rc.Failures.Samples[0].DocID)) {
+			continue
+		}
+		rows++
+		if bars := strings.Count(line, "|") - strings.Count(line, `\|`); bars != 5 || strings.Contains(line, "<script>") {
+			t.Errorf("miss row not one escaped row of 4 cells: %s", line)
+		}
+	}
+	if rows != 1 {
+		t.Errorf("%d rows for the first miss", rows)
 	}
 }

@@ -3,6 +3,7 @@ package capsule
 import (
 	"context"
 	"fmt"
+	"html"
 	"html/template"
 	"math"
 	"path/filepath"
@@ -185,7 +186,12 @@ var funcs = map[string]any{
 		sort.Strings(ks)
 		return ks
 	},
-	"tail":  func(s string) string { return strings.ReplaceAll(s, "\n", "⏎") },
+	"tail": func(s string) string { return strings.ReplaceAll(s, "\n", "⏎") },
+	// mdcell keeps a model's output one Markdown table cell of text: no
+	// line breaks, no column bars, no markup.
+	"mdcell": func(s string) string {
+		return strings.NewReplacer("\n", "⏎", "|", "\\|").Replace(html.EscapeString(s))
+	},
 	"isURL": func(s string) bool { return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") },
 }
 
@@ -298,7 +304,24 @@ Sensitivity (one change from the baseline):
 {{range $c.Sensitivity}}| {{.Change}} | {{pts .Value}} | {{dpts .Delta}} | [{{pts .CILow}}, {{pts .CIHigh}}] | {{p .P}} |
 {{end}}{{end}}{{if $c.Shapley}}
 Shapley attribution: {{range $c.Shapley}}{{.Setting}} {{dpts .Value}}; {{end}}interaction {{dpts (deref $c.Interaction)}}.
-{{end}}{{end}}
+{{end}}{{with $c.Comparison}}
+Baseline → last run ({{$c.FinalRun}}), question by question, both under the claim's filter ({{.Filter}}):
+
+| | |
+|---|---:|
+| documents | {{.N}} |
+| baseline → last run | {{pts .A}} → {{pts .B}} (Δ {{dpts .Delta}}) |
+| paired 95 % CI · unpaired | [{{pts .CILow}}, {{pts .CIHigh}}] · [{{pts .UnpairedCILow}}, {{pts .UnpairedCIHigh}}] |
+| right only in baseline · only in the last run | {{.AOnly}} · {{.BOnly}} (McNemar p {{p .McNemarP}}) |
+| minimum detectable effect (80 % power) | {{pts .MDE}} |
+| prompts changed | {{.PromptsChanged}} |
+{{end}}{{with $c.Failures}}
+Misses of the last run ({{.Filter}}): {{.NMisses}} of {{.N}} documents; {{range $i, $k := classes}}{{if $i}}, {{end}}{{$k}} {{count $c.Failures.Classes $k}}{{end}}.
+
+| doc | class | extracted | end of the output |
+|---:|---|---|---|
+{{range .Samples}}| {{.DocID}} | {{.Class}} | {{range $i, $e := sorted .Extracted}}{{if $i}}; {{end}}{{mdcell $e}}{{end}} | {{mdcell .OutputTail}} |
+{{end}}{{end}}{{end}}
 ## Provenance of every run
 
 | run | settings | lm-eval · Python | re-scored exact |
