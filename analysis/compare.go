@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -25,6 +26,9 @@ type CompareOptions struct {
 	// PromptDiffs is how many changed prompts to show per task; 0 means 3,
 	// negative none.
 	PromptDiffs int
+	// Groups also compares each group both results files have (mmlu, its
+	// categories) over its members' documents joined, as Lookup joins them.
+	Groups bool
 }
 
 func (o CompareOptions) resamples() int {
@@ -121,7 +125,45 @@ func Compare(a, b *Scores, opts CompareOptions) (*Comparisons, error) {
 	if len(out.Comparisons) == 0 {
 		return nil, fmt.Errorf("%w: %s and %s share no task, metric and filter", ErrNotPaired, a.Run.Output.Path(), b.Run.Output.Path())
 	}
+	if opts.Groups {
+		if err := compareGroups(a, b, opts, out); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// compareGroups appends the comparison of every group both runs' results
+// files have, for each metric and filter of its first leaf. A group whose
+// score is not the mean of its documents is named in Skipped.
+func compareGroups(a, b *Scores, opts CompareOptions, out *Comparisons) error {
+	ra, rb := a.Run.Output.Results, b.Run.Output.Results
+	if ra == nil || rb == nil {
+		return nil
+	}
+	for _, st := range ra.Subtasks {
+		leaves := ra.Leaves(st.Group)
+		if !rb.IsGroup(st.Group) || len(leaves) == 0 {
+			continue
+		}
+		for _, s := range a.Series {
+			if s.Task != leaves[0] {
+				continue
+			}
+			ga, errA := a.joinGroup(st.Group, s.Metric, s.Filter)
+			gb, errB := b.joinGroup(st.Group, s.Metric, s.Filter)
+			if errA != nil || errB != nil {
+				out.Skipped = append(out.Skipped, fmt.Sprintf("group %s %s,%s (%v)", st.Group, s.Metric, s.Filter, errors.Join(errA, errB)))
+				continue
+			}
+			c, err := CompareSeries(ga, gb, opts)
+			if err != nil {
+				return err
+			}
+			out.Comparisons = append(out.Comparisons, c)
+		}
+	}
+	return nil
 }
 
 // CompareSeries compares two series of one task, metric and filter (or of

@@ -139,3 +139,84 @@ func TestCompareRefusesDifferentDocuments(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A group is compared over all its members' documents (SIMULATED runs, no
+// model is run): its scores are lm-eval's group scores, its flips the sum of
+// the members' flips, its paired stderr that of the joined differences.
+func TestCompareGroups(t *testing.T) {
+	dir := t.TempDir()
+	gen := func(name string, spec harness.RunSpec) *analysis.Scores {
+		o, err := simulate.OptionsFor(spec, 4, simulate.DefaultEffects())
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.MMLUDocsPerSubject = 40
+		out, err := simulate.Generate(filepath.Join(dir, name), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return load(t, out.Dir)
+	}
+	a := gen("a", harness.RunSpec{Tasks: []string{"mmlu"}})
+	b := gen("b", harness.RunSpec{Tasks: []string{"mmlu"}, ApplyChatTemplate: "true"})
+	cs, err := analysis.Compare(a, b, analysis.CompareOptions{Seed: 1, Resamples: 1000, Groups: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, c := range cs.Comparisons {
+		if !a.Run.Output.Results.IsGroup(c.Task) {
+			continue
+		}
+		found[c.Task] = true
+		leaves := a.Run.Output.Results.Leaves(c.Task)
+		var n, aOnly, bOnly int
+		var diffs []float64
+		for _, leaf := range leaves {
+			for _, lc := range cs.Comparisons {
+				if lc.Task == leaf && lc.Metric == c.Metric && lc.Filter == c.Filter {
+					n, aOnly, bOnly = n+lc.N, aOnly+lc.AOnly, bOnly+lc.BOnly
+				}
+			}
+			sa, _ := a.Find(leaf, c.Metric, c.Filter)
+			sb, _ := b.Find(leaf, c.Metric, c.Filter)
+			for i := range sa.Values {
+				diffs = append(diffs, sb.Values[i]-sa.Values[i])
+			}
+		}
+		if c.N != n || c.AOnly != aOnly || c.BOnly != bOnly || c.AOnly+c.BOnly+c.Both+c.Neither != c.N {
+			t.Errorf("%s: n %d flips %d/%d, members' n %d flips %d/%d", c.Task, c.N, c.AOnly, c.BOnly, n, aOnly, bOnly)
+		}
+		for run, got := range map[*analysis.Scores]float64{a: c.A, b: c.B} {
+			tr, _ := run.Run.Output.Results.Task(c.Task)
+			for _, m := range tr.Metrics {
+				if m.Metric == c.Metric && m.Filter == c.Filter && math.Abs(m.Value.Num-got) > 1e-12 {
+					t.Errorf("%s %s: compared score %v, lm-eval's group score %v", run.Run.Name, c.Task, got, m.Value.Num)
+				}
+			}
+		}
+		var mean, ss float64
+		for _, d := range diffs {
+			mean += d
+		}
+		mean /= float64(len(diffs))
+		for _, d := range diffs {
+			ss += (d - mean) * (d - mean)
+		}
+		if want := math.Sqrt(ss/float64(len(diffs)-1)) / math.Sqrt(float64(len(diffs))); math.Abs(c.PairedStderr-want) > 1e-12 {
+			t.Errorf("%s: paired stderr %v, from its definition %v", c.Task, c.PairedStderr, want)
+		}
+	}
+	for _, g := range []string{"mmlu", "mmlu_stem", "mmlu_humanities", "mmlu_social_sciences", "mmlu_other"} {
+		if !found[g] {
+			t.Errorf("group %s not compared (skipped: %v)", g, cs.Skipped)
+		}
+	}
+	plain, err := analysis.Compare(a, b, analysis.CompareOptions{Seed: 1, Resamples: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain.Comparisons) != len(cs.Comparisons)-len(found) {
+		t.Errorf("without Groups: %d comparisons, want the %d tasks'", len(plain.Comparisons), len(cs.Comparisons)-len(found))
+	}
+}

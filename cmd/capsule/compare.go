@@ -33,7 +33,10 @@ document (doc_hash); runs of different documents are refused.
 For each metric it shows A, B, Δ = B − A with the paired stderr and a paired
 bootstrap CI, the exact McNemar p on the documents that changed, the flip
 table (right in A only, in B only), the unpaired CI for contrast, and the
-minimum detectable effect at 80 % power for this n and correlation. It counts
+minimum detectable effect at 80 % power for this n and correlation. A group
+both results files have (mmlu and its categories) is compared too, over its
+members' documents joined, when its score is the mean of those documents
+(weight_by_size); otherwise the group is listed as not compared. It counts
 the documents whose prompt changed (prompt_hash) and diffs the first few,
 with trailing whitespace (·) and line ends (⏎) made visible.
 
@@ -89,7 +92,7 @@ func runCompare(ctx context.Context, opts compareOptions, pathA, pathB string, i
 	if diffs == 0 {
 		diffs = -1
 	}
-	cs, err := analysis.Compare(a, b, analysis.CompareOptions{Resamples: opts.resamples, Seed: opts.seed, Intersect: opts.intersect, PromptDiffs: diffs})
+	cs, err := analysis.Compare(a, b, analysis.CompareOptions{Resamples: opts.resamples, Seed: opts.seed, Intersect: opts.intersect, PromptDiffs: diffs, Groups: true})
 	if err != nil {
 		return &usageError{err}
 	}
