@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -118,27 +119,37 @@ func pValue(p float64) string {
 	return fmt.Sprintf("%.2g", p)
 }
 
-// Table is the re-scoring report as one table: every check of every run,
-// the numbers in full precision (they are compared bit for bit).
-func (r *Report) Table() HTMLTable {
-	exact, differs, none := r.Counts()
-	t := HTMLTable{
-		Caption: fmt.Sprintf("%d numbers recomputed exactly, %d differ, %d not recomputable", exact, differs, none),
-		Head:    []string{"run", "task", "metric", "filter", "n", "reported", "recomputed", "reported stderr", "recomputed stderr", "level", "status", "reason"},
-		Numeric: numeric(4, 5, 6, 7, 8),
+// Table is one run's re-scoring checks, the numbers in full precision
+// (they are compared bit for bit).
+func (r *RunReport) Table() HTMLTable {
+	caption := r.Path + ": lm-eval " + r.LMEvalVersion
+	if r.PythonVersion != "" {
+		caption += ", Python " + r.PythonVersion
 	}
-	for _, run := range r.Runs {
-		for _, c := range run.Checks {
-			t.Rows = append(t.Rows, []string{run.Path, c.Task, c.Metric, c.Filter, fmt.Sprint(c.N),
-				c.Reported.String(), c.Recomputed.String(), c.ReportedStderr.String(), c.RecomputedStderr.String(),
-				string(c.Level), string(c.Status), c.Reason})
-		}
+	t := HTMLTable{
+		Caption: caption,
+		Head:    []string{"task", "metric", "filter", "n", "reported", "recomputed", "reported stderr", "recomputed stderr", "level", "status", "how, or why not"},
+		Numeric: numeric(3, 4, 5, 6, 7),
+	}
+	for _, c := range r.Checks {
+		t.Rows = append(t.Rows, []string{c.Task, c.Metric, c.Filter, fmt.Sprint(c.N),
+			c.Reported.String(), c.Recomputed.String(), c.ReportedStderr.String(), c.RecomputedStderr.String(),
+			string(c.Level), string(c.Status), c.Reason})
 	}
 	return t
 }
 
-// HTML renders the re-scoring report for a notebook.
-func (r *Report) HTML() string { return r.Table().HTML() }
+// HTML renders the re-scoring report for a notebook: the counts, then a
+// table per run.
+func (r *Report) HTML() string {
+	exact, differs, none := r.Counts()
+	var b strings.Builder
+	fmt.Fprintf(&b, "<p><strong>%d numbers recomputed exactly, %d differ, %d not recomputable.</strong></p>", exact, differs, none)
+	for _, run := range r.Runs {
+		b.WriteString("\n" + run.Table().HTML())
+	}
+	return b.String()
+}
 
 // Table is the comparisons as one table, scores in points.
 func (cs *Comparisons) Table() HTMLTable {
@@ -182,11 +193,7 @@ func (cs *Comparisons) HTML() string {
 
 // ClassTable counts the misses per class.
 func (fr *FailureReport) ClassTable() HTMLTable {
-	t := HTMLTable{
-		Caption: fmt.Sprintf("%s %s (%s): %d misses of %d documents", fr.Task, fr.Metric, fr.Filter, fr.NMisses, fr.N),
-		Head:    []string{"class", "misses", "share"},
-		Numeric: numeric(1, 2),
-	}
+	t := HTMLTable{Head: []string{"class", "misses", "share"}, Numeric: numeric(1, 2)}
 	for _, c := range FailureClasses {
 		share := "–"
 		if fr.NMisses > 0 {
@@ -200,10 +207,17 @@ func (fr *FailureReport) ClassTable() HTMLTable {
 // SampleTable is the sample of misses: what each filter extracted and how
 // the output ends.
 func (fr *FailureReport) SampleTable() HTMLTable {
+	labelled := fr.Agreement != nil
+	for _, f := range fr.Samples {
+		labelled = labelled || f.Label != ""
+	}
 	t := HTMLTable{
 		Caption: fmt.Sprintf("a seeded sample of %d misses", len(fr.Samples)),
-		Head:    []string{"doc_id", "class", "hand label", "target (last line)", "extracted by each filter", "end of the output"},
+		Head:    []string{"doc_id", "class", "target (last line)", "extracted by each filter", "end of the output"},
 		Numeric: numeric(0),
+	}
+	if labelled {
+		t.Head = slices.Insert(t.Head, 2, "hand label")
 	}
 	for _, f := range fr.Samples {
 		filters := make([]string, 0, len(f.Extracted))
@@ -216,21 +230,30 @@ func (fr *FailureReport) SampleTable() HTMLTable {
 			ex = append(ex, k+": "+f.Extracted[k])
 		}
 		target := strings.Split(strings.TrimSpace(f.Target), "\n")
-		t.Rows = append(t.Rows, []string{fmt.Sprint(f.DocID), string(f.Class), string(f.Label),
-			target[len(target)-1], strings.Join(ex, "; "), "…" + f.OutputTail})
+		row := []string{fmt.Sprint(f.DocID), string(f.Class), target[len(target)-1], strings.Join(ex, "; "), "…" + f.OutputTail}
+		if labelled {
+			row = slices.Insert(row, 2, string(f.Label))
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
 
+// summary says how many documents missed.
+func (fr *FailureReport) summary() string {
+	return fmt.Sprintf("%s %s (%s): %d misses of %d documents", fr.Task, fr.Metric, fr.Filter, fr.NMisses, fr.N)
+}
+
 // String renders the classes and the sample as text.
 func (fr *FailureReport) String() string {
-	return fr.ClassTable().String() + "\n" + fr.SampleTable().String()
+	return fr.summary() + "\n" + fr.ClassTable().String() + "\n" + fr.SampleTable().String()
 }
 
 // HTML renders the classes, the agreement with hand labels when there are
 // any, and the sample of misses.
 func (fr *FailureReport) HTML() string {
 	var b strings.Builder
+	b.WriteString("<p>" + html.EscapeString(fr.summary()) + "</p>\n")
 	b.WriteString(fr.ClassTable().HTML())
 	if a := fr.Agreement; a != nil {
 		fmt.Fprintf(&b, "\n<p>Hand labels: %d, of which %d agree with the automatic class (Cohen's κ %.2f).</p>",
@@ -244,7 +267,7 @@ func (fr *FailureReport) HTML() string {
 // each step, final, card and the unexplained rest.
 func (ca ClaimAttribution) StepTable() HTMLTable {
 	t := HTMLTable{
-		Caption: fmt.Sprintf("%s %s (%s), points. %s", ca.Task, ca.Metric, ca.Filter, ca.Statement),
+		Caption: fmt.Sprintf("%s %s (%s), points", ca.Task, ca.Metric, ca.Filter),
 		Head:    []string{"step", "kind", "score", "Δ", "95 % CI", "McNemar p"},
 		Numeric: numeric(2, 3, 4, 5),
 	}
@@ -274,6 +297,9 @@ func (ca ClaimAttribution) SensitivityTable() HTMLTable {
 // String renders the claim's path and sensitivity as text.
 func (ca ClaimAttribution) String() string {
 	s := ca.StepTable().String()
+	if ca.Statement != "" {
+		s = ca.Statement + "\n" + s
+	}
 	if len(ca.Sensitivity) > 0 {
 		s += "\n" + ca.SensitivityTable().String()
 	}
@@ -284,6 +310,9 @@ func (ca ClaimAttribution) String() string {
 // factorial, the Shapley attribution.
 func (ca ClaimAttribution) HTML() string {
 	var b strings.Builder
+	if ca.Statement != "" {
+		b.WriteString("<p>" + html.EscapeString(ca.Statement) + "</p>\n")
+	}
 	b.WriteString(ca.StepTable().HTML())
 	if len(ca.Sensitivity) > 0 {
 		b.WriteString("\n" + ca.SensitivityTable().HTML())

@@ -155,7 +155,7 @@ func TestRichValues(t *testing.T) {
 		// cells after them must still show their own values.
 		{`analysis.ClaimAttribution{Task: "gsm8k", Metric: "exact_match", Filter: "strict-match", Card: 0.444, Baseline: 0.25, Final: 0.4,
 	Steps: []analysis.AttributionStep{{Name: "8-shot", Kind: "run", Value: 0.4, Delta: 0.15}}}`,
-			map[string]string{"text/html": "<table", "text/plain": "gsm8k exact_match (strict-match), points."}},
+			map[string]string{"text/html": "<table", "text/plain": "gsm8k exact_match (strict-match), points"}},
 		{`&analysis.Comparisons{A: "baseline", B: "final", Comparisons: []analysis.Comparison{{Task: "gsm8k", Metric: "exact_match", Filter: "strict-match", N: 2, A: 0.5, B: 1}}}`,
 			map[string]string{"text/html": "<table", "text/plain": "A: baseline, B: final"}},
 		{`image.NewGray(image.Rect(0, 0, 2, 2))`, map[string]string{"image/png": "iVBOR", "text/plain": "*image.Gray 2×2"}},
