@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/evalcapsule/evalcapsule/analysis/internal/pyre"
 	"github.com/evalcapsule/evalcapsule/harness"
@@ -35,8 +36,8 @@ const (
 	// task (flexible-extract for gsm8k) scores the document right.
 	Format FailureClass = "format"
 	// Extraction: the reference answer is in the output (as a number, or as
-	// text after the metric's normalisation) but the filter took something
-	// else, or found nothing ("[invalid]").
+	// a word of its own after the metric's normalisation: see containsWord)
+	// but the filter took something else, or found nothing ("[invalid]").
 	Extraction FailureClass = "extraction"
 	// Reasoning: none of the above: the model's answer is wrong.
 	Reasoning FailureClass = "reasoning"
@@ -69,6 +70,8 @@ type FailureOptions struct {
 
 // Failure is one missed document.
 type Failure struct {
+	// Task is the member task of a group's miss ("" for a task's own).
+	Task   string       `json:"task,omitempty"`
 	DocID  int          `json:"doc_id"`
 	Class  FailureClass `json:"class"`
 	Target string       `json:"target"`
@@ -91,6 +94,8 @@ type FailureReport struct {
 	Samples []Failure            `json:"samples"`
 	// Agreement compares hand labels with the automatic classes.
 	Agreement *LabelAgreement `json:"agreement,omitempty"`
+	// Unread names the members of a group that have no samples.
+	Unread []string `json:"unread,omitempty"`
 }
 
 // LabelAgreement is how often hand labels agree with the automatic classes.
@@ -113,70 +118,64 @@ type docText struct {
 
 // Failures classifies every miss of a generative task and returns a seeded
 // sample of them to read, with each filter's extraction and the output's
-// tail.
+// tail. A group (mmlu_llama) is read over its member tasks: every member's
+// misses are classified and the sample is drawn from all of them, each
+// naming its task; hand labels, which are by doc_id, apply to tasks only.
 func Failures(sc *Scores, task string, opts FailureOptions) (*FailureReport, error) {
-	var series []*Series
-	for _, s := range sc.Series {
-		if s.Task == task {
-			series = append(series, s)
+	tasks := []string{task}
+	if r := sc.Run.Output.Results; r != nil && r.IsGroup(task) {
+		if _, ok := sc.firstSeries(task); !ok {
+			tasks = r.Leaves(task)
+			opts.Labels = nil
 		}
 	}
-	if len(series) == 0 {
-		return nil, fmt.Errorf("%s has no samples of task %q", sc.Run.Output.Path(), task)
-	}
-	metric, filter := opts.Metric, opts.Filter
-	if metric == "" {
-		metric = series[0].Metric
-	}
-	if filter == "" {
-		filter = series[0].Filter
-	}
-	if _, ok := sc.Find(task, metric, filter); !ok {
-		return nil, fmt.Errorf("task %q has no %s under filter %q", task, metric, filter)
-	}
-	cfg := harness.Value{}
-	if r := sc.Run.Output.Results; r != nil {
-		cfg = r.Configs[task]
-	}
-	if ot, ok := cfg.Get("output_type"); ok && ot.Kind == harness.String && ot.Str != "generate_until" {
-		return nil, fmt.Errorf("failure classes are for generated answers; %s is %s", task, ot.Str)
-	}
-	maxToks := opts.MaxGenToks
-	if maxToks == 0 {
-		maxToks = 256
-		if gk, ok := cfg.Get("generation_kwargs"); ok {
-			if m, ok := gk.Get("max_gen_toks"); ok && m.Kind == harness.Number {
-				maxToks = int(m.Num)
+	var unread []string
+	if len(tasks) > 1 {
+		// Members without samples (a run cut short, samples trimmed) are
+		// named, not read.
+		var read []string
+		for _, t := range tasks {
+			if _, ok := sc.firstSeries(t); ok {
+				read = append(read, t)
+			} else {
+				unread = append(unread, t)
 			}
 		}
+		if len(read) == 0 {
+			return nil, fmt.Errorf("%s has no samples of any member of group %q", sc.Run.Output.Path(), task)
+		}
+		tasks = read
 	}
-	docs, order, err := readDocTexts(series[0].File, metric)
-	if err != nil {
-		return nil, err
+	first, ok := sc.firstSeries(tasks[0])
+	if !ok {
+		return nil, fmt.Errorf("%s has no samples of task %q", sc.Run.Output.Path(), tasks[0])
 	}
-	var em *exactMatch
-	if ts := newTaskScorer(task, cfg, versionRules{emptyTupleFallback: true}); ts.exact[metric] != nil {
-		em = ts.exact[metric]
+	if opts.Metric == "" {
+		opts.Metric = first.Metric
 	}
-	rep := &FailureReport{Task: task, Metric: metric, Filter: filter, Classes: map[FailureClass]int{}}
+	if opts.Filter == "" {
+		opts.Filter = first.Filter
+	}
+	rep := &FailureReport{Task: task, Metric: opts.Metric, Filter: opts.Filter, Classes: map[FailureClass]int{}, Unread: unread}
 	for _, c := range FailureClasses {
 		rep.Classes[c] = 0
 	}
 	var misses []Failure
-	for _, id := range order {
-		d := docs[id]
-		rep.N++
-		score, ok := d.scores[filter]
-		if !ok || score != 0 {
-			continue
+	for _, t := range tasks {
+		n, ms, err := taskMisses(sc, t, opts)
+		if err != nil {
+			return nil, err
 		}
-		f := Failure{DocID: id, Target: d.target, Extracted: d.extracted, Line: d.line, Class: classify(d, filter, maxToks, em)}
-		f.OutputTail = tail(d.output, opts.tailBytes())
-		if l, ok := opts.Labels[id]; ok {
-			f.Label = l
+		if len(tasks) > 1 {
+			for i := range ms {
+				ms[i].Task = t
+			}
 		}
+		rep.N += n
+		misses = append(misses, ms...)
+	}
+	for _, f := range misses {
 		rep.Classes[f.Class]++
-		misses = append(misses, f)
 	}
 	rep.NMisses = len(misses)
 	if opts.Labels != nil {
@@ -200,6 +199,68 @@ func Failures(sc *Scores, task string, opts FailureOptions) (*FailureReport, err
 		rep.Samples = []Failure{}
 	}
 	return rep, nil
+}
+
+// firstSeries is the task's first series in the samples.
+func (sc *Scores) firstSeries(task string) (*Series, bool) {
+	for _, s := range sc.Series {
+		if s.Task == task {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+// taskMisses classifies the misses of one task under opts.Metric and
+// opts.Filter; n is the number of documents scored.
+func taskMisses(sc *Scores, task string, opts FailureOptions) (n int, misses []Failure, err error) {
+	metric, filter := opts.Metric, opts.Filter
+	series, ok := sc.Find(task, metric, filter)
+	if !ok {
+		if _, any := sc.firstSeries(task); !any {
+			return 0, nil, fmt.Errorf("%s has no samples of task %q", sc.Run.Output.Path(), task)
+		}
+		return 0, nil, fmt.Errorf("task %q has no %s under filter %q", task, metric, filter)
+	}
+	cfg := harness.Value{}
+	if r := sc.Run.Output.Results; r != nil {
+		cfg = r.Configs[task]
+	}
+	if ot, ok := cfg.Get("output_type"); ok && ot.Kind == harness.String && ot.Str != "generate_until" {
+		return 0, nil, fmt.Errorf("failure classes are for generated answers; %s is %s", task, ot.Str)
+	}
+	maxToks := opts.MaxGenToks
+	if maxToks == 0 {
+		maxToks = 256
+		if gk, ok := cfg.Get("generation_kwargs"); ok {
+			if m, ok := gk.Get("max_gen_toks"); ok && m.Kind == harness.Number {
+				maxToks = int(m.Num)
+			}
+		}
+	}
+	docs, order, err := readDocTexts(series.File, metric)
+	if err != nil {
+		return 0, nil, err
+	}
+	var em *exactMatch
+	if ts := newTaskScorer(task, cfg, versionRules{emptyTupleFallback: true}); ts.exact[metric] != nil {
+		em = ts.exact[metric]
+	}
+	for _, id := range order {
+		d := docs[id]
+		n++
+		score, ok := d.scores[filter]
+		if !ok || score != 0 {
+			continue
+		}
+		f := Failure{DocID: id, Target: d.target, Extracted: d.extracted, Line: d.line, Class: classify(d, filter, maxToks, em)}
+		f.OutputTail = tail(d.output, opts.tailBytes())
+		if l, ok := opts.Labels[id]; ok {
+			f.Label = l
+		}
+		misses = append(misses, f)
+	}
+	return n, misses, nil
 }
 
 func (o FailureOptions) tailBytes() int {
@@ -265,7 +326,32 @@ func answerInOutput(target, output string, em *exactMatch) bool {
 	if em != nil {
 		o = em.normalize(output)
 	}
-	return strings.Contains(o, gold)
+	return containsWord(o, gold)
+}
+
+// containsWord reports whether word occurs in s as a word of its own: a
+// letter or digit at its start or end is not joined to another one. A
+// one-letter answer ("L") is in every sentence, but stands alone only where
+// the model gave it.
+func containsWord(s, word string) bool {
+	isWord := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+	first, _ := utf8.DecodeRuneInString(word)
+	last, _ := utf8.DecodeLastRuneInString(word)
+	for i := 0; i <= len(s)-len(word); {
+		j := strings.Index(s[i:], word)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(word)
+		before, _ := utf8.DecodeLastRuneInString(s[:start])
+		after, _ := utf8.DecodeRuneInString(s[end:])
+		if (start == 0 || !isWord(first) || !isWord(before)) && (end == len(s) || !isWord(last) || !isWord(after)) {
+			return true
+		}
+		_, size := utf8.DecodeRuneInString(s[start:])
+		i = start + size
+	}
+	return false
 }
 
 func tail(s string, n int) string {

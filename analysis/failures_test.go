@@ -92,3 +92,46 @@ func fixturesDir(t *testing.T) string {
 	}
 	return dir
 }
+
+// A group's misses are its members' (real gemma3 mmlu_pro_plus run, whose
+// samples were trimmed to three subjects): counted over the members with
+// samples, the others named, each sampled miss naming its subject.
+func TestFailuresGroup(t *testing.T) {
+	sc := load(t, filepath.Join(fixturesDir(t), "gemma3-12b-mmlu-pro-plus-pyfade", "results_2025-10-14T14-44-39.372006.json"))
+	rep, err := analysis.Failures(sc, "mmlu_pro_plus", analysis.FailureOptions{Seed: 1, N: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaves := sc.Run.Output.Results.Leaves("mmlu_pro_plus")
+	n, misses, classes := 0, 0, map[analysis.FailureClass]int{}
+	read := 0
+	for _, leaf := range leaves {
+		m, err := analysis.Failures(sc, leaf, analysis.FailureOptions{Metric: rep.Metric, Filter: rep.Filter, Seed: 1, N: 100})
+		if err != nil {
+			continue // no samples of this subject
+		}
+		read++
+		n, misses = n+m.N, misses+m.NMisses
+		for c, k := range m.Classes {
+			classes[c] += k
+		}
+		for _, s := range m.Samples {
+			found := false
+			for _, g := range rep.Samples {
+				found = found || (g.Task == leaf && g.DocID == s.DocID && g.Class == s.Class)
+			}
+			if !found {
+				t.Errorf("%s doc %d (%s) not among the group's misses", leaf, s.DocID, s.Class)
+			}
+		}
+	}
+	if read != 3 || rep.N != n || rep.NMisses != misses || len(rep.Samples) != misses || len(rep.Unread) != len(leaves)-read {
+		t.Errorf("group: %d documents, %d misses, %d sampled, %d unread; members: %d read, %d documents, %d misses of %d leaves",
+			rep.N, rep.NMisses, len(rep.Samples), len(rep.Unread), read, n, misses, len(leaves))
+	}
+	for c, k := range classes {
+		if rep.Classes[c] != k {
+			t.Errorf("class %s: group %d, members %d", c, rep.Classes[c], k)
+		}
+	}
+}

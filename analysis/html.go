@@ -219,6 +219,11 @@ func (fr *FailureReport) SampleTable() HTMLTable {
 	if labelled {
 		t.Head = slices.Insert(t.Head, 2, "hand label")
 	}
+	grouped := len(fr.Samples) > 0 && fr.Samples[0].Task != ""
+	if grouped {
+		t.Head = slices.Insert(t.Head, 0, "task")
+		t.Numeric = numeric(1)
+	}
 	for _, f := range fr.Samples {
 		filters := make([]string, 0, len(f.Extracted))
 		for k := range f.Extracted {
@@ -233,6 +238,9 @@ func (fr *FailureReport) SampleTable() HTMLTable {
 		row := []string{fmt.Sprint(f.DocID), string(f.Class), target[len(target)-1], strings.Join(ex, "; "), "…" + f.OutputTail}
 		if labelled {
 			row = slices.Insert(row, 2, string(f.Label))
+		}
+		if grouped {
+			row = slices.Insert(row, 0, f.Task)
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -255,6 +263,9 @@ func (fr *FailureReport) HTML() string {
 	var b strings.Builder
 	b.WriteString("<p>" + html.EscapeString(fr.summary()) + "</p>\n")
 	b.WriteString(fr.ClassTable().HTML())
+	if len(fr.Unread) > 0 {
+		b.WriteString("\n<p>Not read (no samples): " + html.EscapeString(strings.Join(fr.Unread, ", ")) + "</p>")
+	}
 	if a := fr.Agreement; a != nil {
 		fmt.Fprintf(&b, "\n<p>Hand labels: %d, of which %d agree with the automatic class (Cohen's κ %.2f).</p>",
 			a.Labelled, a.Agree, a.Kappa)

@@ -84,6 +84,10 @@ func TestFailuresHTMLEscapes(t *testing.T) {
 		r[htmltest.Column(t, sample, "extracted by each filter")] != "flexible-extract: <b>41</b>; strict-match: [invalid]" {
 		t.Errorf("row %q", r)
 	}
+	fr.Samples[0].Task = "mmlu_pro_plus_health"
+	if grouped := fr.SampleTable(); grouped.Head[0] != "task" || grouped.Rows[0][0] != "mmlu_pro_plus_health" {
+		t.Errorf("a group's miss without its task: %q %q", grouped.Head, grouped.Rows[0])
+	}
 	fr.Samples[0].Label = analysis.Format
 	labelled := fr.SampleTable()
 	if got := labelled.Rows[0][slices.Index(labelled.Head, "hand label")]; got != "format" {

@@ -38,8 +38,12 @@ Classes, tried in this order:
               something else or found nothing ([invalid])
   reasoning   none of the above: the answer is wrong
 
+A group (mmlu_llama) is read over its member tasks: the sample is drawn from
+all their misses, each named with its task.
+
 Hand labels in RUN/labels/<task>.csv (doc_id,class) or .json
-({"<doc_id>": "<class>"}) are compared with the automatic classes.
+({"<doc_id>": "<class>"}) are compared with the automatic classes (for a
+task, not a group).
 
 ` + exitCodesHelp,
 		Example: `  capsule failures runs/baseline --task gsm8k -n 50 --seed 1
@@ -86,6 +90,9 @@ func runFailures(ctx context.Context, opts failuresOptions, path string, io stre
 		}
 		fmt.Fprintf(io.out, "  %-11s %5d  %5.1f %%\n", c, rep.Classes[c], share)
 	}
+	if len(rep.Unread) > 0 {
+		fmt.Fprintf(io.out, "not read (no samples): %s\n", strings.Join(rep.Unread, ", "))
+	}
 	if a := rep.Agreement; a != nil && a.Labelled > 0 {
 		fmt.Fprintf(io.out, "hand labels: %d, agreeing with the classes: %d (Cohen's κ %.2f)\n", a.Labelled, a.Agree, a.Kappa)
 	}
@@ -99,7 +106,11 @@ func runFailures(ctx context.Context, opts failuresOptions, path string, io stre
 		if s.Label != "" {
 			label = ", hand label " + string(s.Label)
 		}
-		fmt.Fprintf(io.out, "\ndoc_id %d: %s%s\n  target: %s\n  extracted: %s\n  output tail: %s\n", s.DocID, s.Class, label,
+		where := ""
+		if s.Task != "" {
+			where = s.Task + " "
+		}
+		fmt.Fprintf(io.out, "\n%sdoc_id %d: %s%s\n  target: %s\n  extracted: %s\n  output tail: %s\n", where, s.DocID, s.Class, label,
 			oneLine(lastLine(s.Target)), strings.Join(sortedStrings(ex), ", "), oneLine(s.OutputTail))
 	}
 	return nil
