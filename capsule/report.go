@@ -268,7 +268,7 @@ td.num,th.num{text-align:right}th{background:#f6f8fa}
 <table class="failure-classes"><tbody>{{range classes}}<tr><td>{{.}}</td><td class="num">{{count $c.Failures.Classes .}}</td></tr>{{end}}
 <tr><td><b>all misses</b></td><td class="num"><b>{{.NMisses}}</b> of {{.N}}</td></tr></tbody></table>
 <table class="failures"><thead><tr><th>doc</th><th>class</th><th>extracted</th><th>end of the output</th></tr></thead><tbody>
-{{range .Samples}}<tr><td>{{.DocID}}</td><td>{{.Class}}</td><td>{{range sorted .Extracted}}<code>{{.}}</code><br>{{end}}</td><td><span class="tail">{{tail .OutputTail}}</span></td></tr>
+{{range .Samples}}<tr><td>{{if .Task}}{{.Task}} {{end}}{{.DocID}}</td><td>{{.Class}}</td><td>{{range sorted .Extracted}}<code>{{.}}</code><br>{{end}}</td><td><span class="tail">{{tail .OutputTail}}</span></td></tr>
 {{end}}</tbody></table>{{end}}
 {{end}}
 <h2>Provenance of every run</h2>
@@ -320,7 +320,7 @@ Misses of the last run ({{.Filter}}): {{.NMisses}} of {{.N}} documents; {{range 
 
 | doc | class | extracted | end of the output |
 |---:|---|---|---|
-{{range .Samples}}| {{.DocID}} | {{.Class}} | {{range $i, $e := sorted .Extracted}}{{if $i}}; {{end}}{{mdcell $e}}{{end}} | {{mdcell .OutputTail}} |
+{{range .Samples}}| {{if .Task}}{{.Task}} {{end}}{{.DocID}} | {{.Class}} | {{range $i, $e := sorted .Extracted}}{{if $i}}; {{end}}{{mdcell $e}}{{end}} | {{mdcell .OutputTail}} |
 {{end}}{{end}}{{end}}
 ## Provenance of every run
 
