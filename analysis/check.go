@@ -167,13 +167,13 @@ func (r *RunReport) MarshalJSON() ([]byte, error) {
 	return json.Marshal(p)
 }
 
-// Report is the re-scoring of several outputs.
-type Report struct {
+// RescoreReport is the re-scoring of several outputs.
+type RescoreReport struct {
 	Runs []*RunReport `json:"runs"`
 }
 
 // Counts returns how many checks ended in each status.
-func (r *Report) Counts() (exact, differs, notRecomputable int) {
+func (r *RescoreReport) Counts() (exact, differs, notRecomputable int) {
 	for _, run := range r.Runs {
 		for _, c := range run.Checks {
 			switch c.Status {

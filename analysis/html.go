@@ -141,7 +141,7 @@ func (r *RunReport) Table() HTMLTable {
 
 // HTML renders the re-scoring report for a notebook: the counts, then a
 // table per run.
-func (r *Report) HTML() string {
+func (r *RescoreReport) HTML() string {
 	exact, differs, none := r.Counts()
 	var b strings.Builder
 	fmt.Fprintf(&b, "<p><strong>%d numbers recomputed exactly, %d differ, %d not recomputable.</strong></p>", exact, differs, none)

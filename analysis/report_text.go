@@ -15,7 +15,7 @@ type TextOptions struct {
 
 // WriteText writes the report as tables, one per run, with the reason of
 // every check that is not exact below its table and a summary line.
-func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
+func (r *RescoreReport) WriteText(w io.Writer, opts TextOptions) error {
 	var b strings.Builder
 	for i, run := range r.Runs {
 		if i > 0 {
@@ -30,7 +30,7 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 }
 
 // String renders the report as WriteText does.
-func (r *Report) String() string {
+func (r *RescoreReport) String() string {
 	var b strings.Builder
 	r.WriteText(&b, TextOptions{DocDiffs: 3})
 	return b.String()

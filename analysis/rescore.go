@@ -44,12 +44,12 @@ func (o RescoreOptions) maxDiffs() int {
 // reported. Samples files of all outputs are read in parallel. An error is
 // returned only for input that cannot be read (a truncated or malformed
 // file); numbers that differ are reported in the checks.
-func Rescore(ctx context.Context, outs []*harness.Output, opts RescoreOptions) (*Report, error) {
+func Rescore(ctx context.Context, outs []*harness.Output, opts RescoreOptions) (*RescoreReport, error) {
 	states, err := rescoreStates(ctx, outs, opts)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{}
+	rep := &RescoreReport{}
 	for _, st := range states {
 		rep.Runs = append(rep.Runs, st.report())
 	}

@@ -24,7 +24,7 @@ func fixtures(t testing.TB) string {
 	return dir
 }
 
-func rescorePaths(t *testing.T, paths ...string) *Report {
+func rescorePaths(t *testing.T, paths ...string) *RescoreReport {
 	t.Helper()
 	outs, err := harness.Find(paths...)
 	if err != nil {

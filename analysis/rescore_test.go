@@ -29,7 +29,7 @@ func small(t *testing.T, opts simulate.Options) simulate.Output {
 	return out
 }
 
-func rescore(t *testing.T, paths ...string) *analysis.Report {
+func rescore(t *testing.T, paths ...string) *analysis.RescoreReport {
 	t.Helper()
 	outs, err := harness.Find(paths...)
 	if err != nil {
@@ -42,7 +42,7 @@ func rescore(t *testing.T, paths ...string) *analysis.Report {
 	return rep
 }
 
-func find(t *testing.T, rep *analysis.Report, task, metric, filter string) analysis.Check {
+func find(t *testing.T, rep *analysis.RescoreReport, task, metric, filter string) analysis.Check {
 	t.Helper()
 	for _, r := range rep.Runs {
 		for _, c := range r.Checks {

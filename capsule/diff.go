@@ -11,9 +11,9 @@ import (
 	"github.com/evalcapsule/evalcapsule/harness"
 )
 
-// CapsuleDiff is what changed between two capsules: the study file, each
+// Differences is what changed between two capsules: the study file, each
 // run's settings and environment, and the scores.
-type CapsuleDiff struct {
+type Differences struct {
 	StudyYAML string       `json:"study_yaml,omitempty"` // a unified diff
 	Runs      []RunDiff    `json:"runs"`
 	Scores    []ScoreDiff  `json:"scores"`
@@ -46,8 +46,8 @@ type ScoreDiff struct {
 }
 
 // Diff compares two capsules' configs.
-func Diff(a, b *Config) *CapsuleDiff {
-	d := &CapsuleDiff{Runs: []RunDiff{}, Scores: []ScoreDiff{}, Tables: []ReplayDiff{}}
+func Diff(a, b *Config) *Differences {
+	d := &Differences{Runs: []RunDiff{}, Scores: []ScoreDiff{}, Tables: []ReplayDiff{}}
 	if a.StudyYAML != b.StudyYAML {
 		d.StudyYAML = string(diff.Diff("a/study.yaml", []byte(a.StudyYAML), "b/study.yaml", []byte(b.StudyYAML)))
 	}
@@ -110,7 +110,7 @@ func unionKeys[V any](a, b map[string]V) []string {
 }
 
 // scoresOf keys a re-scoring's reported numbers by run, task, metric, filter.
-func scoresOf(r *analysis.Report) map[string]analysis.Check {
+func scoresOf(r *analysis.RescoreReport) map[string]analysis.Check {
 	m := map[string]analysis.Check{}
 	if r == nil {
 		return m

@@ -1,5 +1,9 @@
-// Package capsule holds the study: its definition (study.yaml: the card's
-// claims, the pinned harness, the baseline, the cumulative steps and the
-// variants), the plan of runs it needs, the attribution of each claimed
-// number across those runs, and (later) the OCI artifact that freezes it.
+// Package capsule is the frozen artifact: a study packed into an OCI
+// artifact (Pack), opened from a layout directory, a tar or a registry
+// (Open, OpenRef), checked (Verify), re-derived and optionally re-executed
+// (Replay), moved between registries (Push, Pull), compared (Diff), with
+// replay reports attached beside it as referrers (Attach, Reports).
+//
+// A capsule is untrusted input: opening, verifying and replaying it read
+// it within limits and never write outside the target.
 package capsule

@@ -12,6 +12,7 @@ import (
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/study"
 )
 
 // The capsule format (docs/capsule-format.md). A capsule is an OCI image
@@ -66,7 +67,7 @@ type Config struct {
 	// Attribution is `capsule attribute --json` at pack time.
 	Attribution *analysis.Attribution `json:"attribution,omitempty"`
 	// Rescore is `capsule rescore --json` of every run at pack time.
-	Rescore *analysis.Report `json:"rescore,omitempty"`
+	Rescore *analysis.RescoreReport `json:"rescore,omitempty"`
 	// TableOptions are the options the tables were computed with, so that
 	// a replay computes them the same way.
 	TableOptions *TableOptions `json:"table_options,omitempty"`
@@ -206,7 +207,7 @@ func MediaTypeFor(title string) string {
 	inOutput := len(parts) >= 4 && parts[0] == "runs" && parts[2] == "output"
 	ext := strings.ToLower(path.Ext(base))
 	switch {
-	case title == StudyFile:
+	case title == study.FileName:
 		return MediaStudy
 	case len(parts) == 3 && parts[0] == "runs" && parts[2] == "run.json":
 		return MediaRun

@@ -60,16 +60,16 @@ func openAllocBound(n int) uint64 { return 3<<20 + 512*uint64(n) }
 // An iteration that opens a capsule unpacks it, so minimizing an input runs
 // many unpacks: -fuzzminimizetime 10s keeps that from holding up a run.
 func FuzzOpen(f *testing.F) {
-	study, packed := packedLayout(f)
+	studyDir, packed := packedLayout(f)
 	index, manifest, config := layoutTemplate(f, packed)
 	f.Add(index, manifest, config)
 
 	// The config with the tables that are decoded apart (NaN, "N/A").
 	tables := filepath.Join(f.TempDir(), "tables")
-	mustPack(f, study, tables, capsule.PackOptions{Attribution: &analysis.Attribution{Claims: []analysis.ClaimAttribution{{
+	mustPack(f, studyDir, tables, capsule.PackOptions{Attribution: &analysis.Attribution{Claims: []analysis.ClaimAttribution{{
 		Task: "gsm8k", Metric: "exact_match", Filter: "strict-match", Card: 0.45, Baseline: 0.3, Final: 0.3, Unexplained: 0.15,
 		Steps: []analysis.AttributionStep{{Name: "chat", Kind: "run", Value: 0.3, P: math.NaN(), CILow: -0.01, CIHigh: 0.01}},
-	}}}, Rescore: &analysis.Report{Runs: []*analysis.RunReport{{Path: "runs/baseline/output", LMEvalVersion: "0.4.9.1", Checks: []analysis.Check{{
+	}}}, Rescore: &analysis.RescoreReport{Runs: []*analysis.RunReport{{Path: "runs/baseline/output", LMEvalVersion: "0.4.9.1", Checks: []analysis.Check{{
 		Task: "gsm8k", Metric: "exact_match", Filter: "strict-match", N: 20, Reported: analysis.Num(0.1), Recomputed: analysis.Num(0.1),
 		ReportedStderr: analysis.NA, RecomputedStderr: analysis.Num(math.NaN()), Level: analysis.LevelRescored, Status: analysis.StatusExact,
 	}}}}}})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/evalcapsule/evalcapsule/internal/htmltest"
+	"github.com/evalcapsule/evalcapsule/study"
 )
 
 // A failed verification lists each problem in a row; names from the
@@ -37,8 +38,8 @@ func TestVerificationHTML(t *testing.T) {
 func TestReplayReportHTML(t *testing.T) {
 	r := &capsule.ReplayReport{Level: "rerun", Capsule: "sha256:cc", Compared: 40, Simulated: true,
 		Diffs: []capsule.ReplayDiff{{Where: "attribution.claims[0].steps[1].delta", Packed: "0.01", Replayed: "0.02"}},
-		Reruns: []capsule.RerunComparison{
-			{Run: "baseline", Status: "done", OK: true, Tasks: []capsule.RerunTask{{Task: "gsm8k", Metric: "exact_match", Filter: "strict-match", N: 1319, Packed: 0.41, Rerun: 0.42, Delta: 0.01, CILow: -0.002, CIHigh: 0.022, GenerationsIdentical: 1300, GenerationsDiffer: 19}}},
+		Reruns: []study.RerunComparison{
+			{Run: "baseline", Status: "done", OK: true, Tasks: []study.RerunTask{{Task: "gsm8k", Metric: "exact_match", Filter: "strict-match", N: 1319, Packed: 0.41, Rerun: 0.42, Delta: 0.01, CILow: -0.002, CIHigh: 0.022, GenerationsIdentical: 1300, GenerationsDiffer: 19}}},
 			{Run: "step-1", Status: "failed", Error: "exit status 3"},
 		}}
 	h := r.HTML()

@@ -114,16 +114,16 @@ func runTool(t *testing.T, name string, args ...string) []byte {
 
 // packInterop packs the small test study (SIMULATED) into a layout and a
 // tar of it, and returns the study, the layout and Pack's result.
-func packInterop(t *testing.T) (study, layout, tarball string, res capsule.PackResult) {
+func packInterop(t *testing.T) (studyDir, layout, tarball string, res capsule.PackResult) {
 	t.Helper()
-	study, out := t.TempDir(), t.TempDir()
-	writePackStudy(t, study, 20)
+	studyDir, out := t.TempDir(), t.TempDir()
+	writePackStudy(t, studyDir, 20)
 	layout, tarball = filepath.Join(out, "c"), filepath.Join(out, "c.tar")
-	res = mustPack(t, study, layout, capsule.PackOptions{})
-	if r := mustPack(t, study, tarball, capsule.PackOptions{}); r.Manifest.Digest != res.Manifest.Digest {
+	res = mustPack(t, studyDir, layout, capsule.PackOptions{})
+	if r := mustPack(t, studyDir, tarball, capsule.PackOptions{}); r.Manifest.Digest != res.Manifest.Digest {
 		t.Fatalf("the tar is %s, the layout %s", r.Manifest.Digest, res.Manifest.Digest)
 	}
-	return study, layout, tarball, res
+	return studyDir, layout, tarball, res
 }
 
 // TestInteropORASPull pulls a capsule with the ORAS CLI, from the
@@ -138,7 +138,7 @@ func TestInteropORASPull(t *testing.T) {
 	oras := orasTool(t)
 	reg := interopRegistry(t)
 	ctx := context.Background()
-	study, layout, tarball, res := packInterop(t)
+	studyDir, layout, tarball, res := packInterop(t)
 	c := mustOpen(t, layout, capsule.OpenOptions{})
 	manifest, err := os.ReadFile(filepath.Join(layout, "blobs", "sha256", res.Manifest.Digest.Encoded()))
 	if err != nil {
@@ -180,14 +180,14 @@ func TestInteropORASPull(t *testing.T) {
 
 			out := filepath.Join(t.TempDir(), "pulled")
 			runTool(t, oras, append([]string{"pull", "--no-tty", "-o", out}, src.args...)...)
-			checkORASFiles(t, c, study, out, res.Files)
+			checkORASFiles(t, c, studyDir, out, res.Files)
 		})
 	}
 }
 
 // checkORASFiles compares the files oras pulled into dir with the capsule's
 // layers and the study they came from.
-func checkORASFiles(t *testing.T, c *capsule.Capsule, study, dir string, files int) {
+func checkORASFiles(t *testing.T, c *capsule.Capsule, studyDir, dir string, files int) {
 	t.Helper()
 	pulled := fileTree(t, dir)
 	var asIs, compressed int
@@ -198,7 +198,7 @@ func checkORASFiles(t *testing.T, c *capsule.Capsule, study, dir string, files i
 			continue
 		}
 		delete(pulled, f.Path)
-		want, err := os.ReadFile(filepath.Join(study, filepath.FromSlash(f.Path)))
+		want, err := os.ReadFile(filepath.Join(studyDir, filepath.FromSlash(f.Path)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -810,7 +810,7 @@ func nullToNaN(v reflect.Value, raw any) {
 }
 
 // decodeRescore reads `capsule rescore --json` back into a Report.
-func decodeRescore(b []byte) (*analysis.Report, error) {
+func decodeRescore(b []byte) (*analysis.RescoreReport, error) {
 	var in struct {
 		Runs []struct {
 			Path          string  `json:"path"`
@@ -834,7 +834,7 @@ func decodeRescore(b []byte) (*analysis.Report, error) {
 	if err := json.Unmarshal(b, &in); err != nil {
 		return nil, err
 	}
-	rep := &analysis.Report{}
+	rep := &analysis.RescoreReport{}
 	for _, r := range in.Runs {
 		rr := &analysis.RunReport{Path: r.Path, LMEvalVersion: r.LMEvalVersion, Checks: []analysis.Check{}}
 		if r.PythonVersion != nil {

@@ -37,12 +37,12 @@ func mustOpen(t testing.TB, path string, opts capsule.OpenOptions) *capsule.Caps
 
 // packedLayout packs the small test study into a layout directory and
 // returns the study and the layout.
-func packedLayout(t testing.TB) (study, layout string) {
+func packedLayout(t testing.TB) (studyDir, layout string) {
 	t.Helper()
-	study, layout = t.TempDir(), filepath.Join(t.TempDir(), "c")
-	writePackStudy(t, study, 20)
-	mustPack(t, study, layout, capsule.PackOptions{})
-	return study, layout
+	studyDir, layout = t.TempDir(), filepath.Join(t.TempDir(), "c")
+	writePackStudy(t, studyDir, 20)
+	mustPack(t, studyDir, layout, capsule.PackOptions{})
+	return studyDir, layout
 }
 
 // The helpers below edit a packed layout the way a hostile or broken
@@ -116,10 +116,10 @@ func wantProblem(t testing.TB, err error, what string) *capsule.Problem {
 
 func TestOpenRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	study, layout := packedLayout(t)
+	studyDir, layout := packedLayout(t)
 	tarPath := filepath.Join(t.TempDir(), "c.tar")
-	mustPack(t, study, tarPath, capsule.PackOptions{})
-	orig := fileTree(t, study)
+	mustPack(t, studyDir, tarPath, capsule.PackOptions{})
+	orig := fileTree(t, studyDir)
 
 	for _, p := range []string{layout, tarPath} {
 		c := mustOpen(t, p, capsule.OpenOptions{})
@@ -430,19 +430,19 @@ func TestOpenFormatVersion(t *testing.T) {
 // TestOpenConfigTables checks that the tables come back as they went in:
 // NaN (stored as null) and lm-eval's "N/A" included.
 func TestOpenConfigTables(t *testing.T) {
-	study := t.TempDir()
-	writePackStudy(t, study, 10)
+	studyDir := t.TempDir()
+	writePackStudy(t, studyDir, 10)
 	att := &analysis.Attribution{Claims: []analysis.ClaimAttribution{{
 		Task: "gsm8k", Metric: "exact_match", Filter: "strict-match", Card: 0.45, Baseline: 0.3, Final: 0.3, Unexplained: 0.15,
 		UnexplainedCILow: 0.1, UnexplainedCIHigh: 0.2,
 		Steps: []analysis.AttributionStep{{Name: "chat", Kind: "run", Value: 0.3, Delta: 0, P: math.NaN(), CILow: -0.01, CIHigh: 0.01}},
 	}}}
-	rep := &analysis.Report{Runs: []*analysis.RunReport{{Path: "runs/baseline/output", LMEvalVersion: "0.4.9.1", Checks: []analysis.Check{{
+	rep := &analysis.RescoreReport{Runs: []*analysis.RunReport{{Path: "runs/baseline/output", LMEvalVersion: "0.4.9.1", Checks: []analysis.Check{{
 		Task: "gsm8k", Metric: "exact_match", Filter: "strict-match", N: 10, Reported: analysis.Num(0.1), Recomputed: analysis.Num(0.1),
 		ReportedStderr: analysis.NA, RecomputedStderr: analysis.Num(math.NaN()), Level: analysis.LevelRescored, Status: analysis.StatusExact,
 	}}}}}
 	out := filepath.Join(t.TempDir(), "c.tar")
-	mustPack(t, study, out, capsule.PackOptions{Attribution: att, Rescore: rep})
+	mustPack(t, studyDir, out, capsule.PackOptions{Attribution: att, Rescore: rep})
 	c := mustOpen(t, out, capsule.OpenOptions{})
 	got := c.Config.Attribution.Claims[0]
 	if !math.IsNaN(got.Steps[0].P) || got.Steps[0].CILow != -0.01 || got.Card != 0.45 || got.Sensitivity != nil {
@@ -597,9 +597,9 @@ func TestOpenTarSafety(t *testing.T) {
 // again, and written. MB/s counts the files written.
 func BenchmarkUnpack(b *testing.B) {
 	ctx := context.Background()
-	study := fullSizeStudy(b)
+	studyDir := fullSizeStudy(b)
 	tarPath := filepath.Join(b.TempDir(), "c.tar")
-	res := mustPack(b, study, tarPath, capsule.PackOptions{})
+	res := mustPack(b, studyDir, tarPath, capsule.PackOptions{})
 	c := mustOpen(b, tarPath, capsule.OpenOptions{})
 	out := b.TempDir()
 	b.SetBytes(res.Bytes)

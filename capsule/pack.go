@@ -31,6 +31,7 @@ import (
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/study"
 )
 
 // DefaultTag names the capsule in its layout's index.json when
@@ -57,7 +58,7 @@ type PackOptions struct {
 	// leaves them out of the config. Pack only stores them, so that it
 	// stays quick and the tables' options stay the caller's.
 	Attribution *analysis.Attribution
-	Rescore     *analysis.Report
+	Rescore     *analysis.RescoreReport
 	// TableOptions are the options the tables were computed with.
 	TableOptions *TableOptions
 	// Created overrides org.opencontainers.image.created. By default it is
@@ -116,11 +117,11 @@ func Pack(ctx context.Context, studyDir, out string, opts PackOptions) (PackResu
 	if !tagRE.MatchString(tag) {
 		return PackResult{}, fmt.Errorf("pack: tag %q is not a valid OCI tag", tag)
 	}
-	study, err := LoadStudy(studyDir)
+	st, err := study.Load(studyDir)
 	if err != nil {
 		return PackResult{}, err
 	}
-	root, err := filepath.Abs(study.Dir)
+	root, err := filepath.Abs(st.Dir)
 	if err != nil {
 		return PackResult{}, err
 	}
@@ -135,7 +136,7 @@ func Pack(ctx context.Context, studyDir, out string, opts PackOptions) (PackResu
 	if err != nil {
 		return PackResult{}, err
 	}
-	cfg, created, err := studyConfig(study, root, files, opts)
+	cfg, created, err := studyConfig(st, root, files, opts)
 	if err != nil {
 		return PackResult{}, err
 	}
@@ -287,8 +288,8 @@ func studyFiles(root, out string) ([]studyFile, error) {
 
 // studyConfig builds the config from the study and its run records, checks
 // that the planned runs are done, and returns the capsule's created time.
-func studyConfig(study *Study, root string, files []studyFile, opts PackOptions) (*Config, time.Time, error) {
-	yamlText, err := os.ReadFile(filepath.Join(root, StudyFile))
+func studyConfig(st *study.Study, root string, files []studyFile, opts PackOptions) (*Config, time.Time, error) {
+	yamlText, err := os.ReadFile(filepath.Join(root, study.FileName))
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -296,7 +297,7 @@ func studyConfig(study *Study, root string, files []studyFile, opts PackOptions)
 		Schema:        ConfigSchema,
 		FormatVersion: FormatVersion,
 		Packer:        Packer{Name: "capsule", Version: opts.PackerVersion},
-		Study:         study.Name,
+		Study:         st.Name,
 		StudyYAML:     string(yamlText),
 		Runs:          []ConfigRun{},
 		Attribution:   opts.Attribution,
@@ -326,7 +327,7 @@ func studyConfig(study *Study, root string, files []studyFile, opts PackOptions)
 		}
 	}
 	var missing []string
-	for _, pr := range study.Plan() {
+	for _, pr := range st.Plan() {
 		rec := records[pr.Name]
 		switch {
 		case rec == nil:
@@ -339,7 +340,7 @@ func studyConfig(study *Study, root string, files []studyFile, opts PackOptions)
 	}
 	if len(missing) > 0 && !opts.AllowIncomplete {
 		return nil, time.Time{}, fmt.Errorf("pack %s: %w: %s; finish the runs (capsule run %s) or pack it as it is with AllowIncomplete",
-			root, ErrIncomplete, strings.Join(missing, "; "), root)
+			root, study.ErrIncomplete, strings.Join(missing, "; "), root)
 	}
 	return cfg, created.Truncate(time.Second), nil
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/harness/simulate"
+	"github.com/evalcapsule/evalcapsule/study"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/format")
@@ -74,7 +75,7 @@ func makePackStudy(dir string, docs int) error {
 		}
 	}
 	write("study.yaml", packStudyYAML)
-	s, err := capsule.LoadStudy(dir)
+	s, err := study.Load(dir)
 	if err != nil {
 		return err
 	}
@@ -139,9 +140,9 @@ func packedTitles() []string {
 	}
 }
 
-func mustPack(t testing.TB, study, out string, opts capsule.PackOptions) capsule.PackResult {
+func mustPack(t testing.TB, studyDir, out string, opts capsule.PackOptions) capsule.PackResult {
 	t.Helper()
-	res, err := capsule.Pack(context.Background(), study, out, opts)
+	res, err := capsule.Pack(context.Background(), studyDir, out, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,12 +221,12 @@ func copyShuffled(t testing.TB, src, dst string, seed uint64) {
 
 func TestPackReproducible(t *testing.T) {
 	ctx := context.Background()
-	study, out := t.TempDir(), t.TempDir()
-	writePackStudy(t, study, 30)
+	studyDir, out := t.TempDir(), t.TempDir()
+	writePackStudy(t, studyDir, 30)
 
-	a := mustPack(t, study, filepath.Join(out, "a"), capsule.PackOptions{})
-	b := mustPack(t, study, filepath.Join(out, "b"), capsule.PackOptions{})
-	ta := mustPack(t, study, filepath.Join(out, "a.tar"), capsule.PackOptions{})
+	a := mustPack(t, studyDir, filepath.Join(out, "a"), capsule.PackOptions{})
+	b := mustPack(t, studyDir, filepath.Join(out, "b"), capsule.PackOptions{})
+	ta := mustPack(t, studyDir, filepath.Join(out, "a.tar"), capsule.PackOptions{})
 	if a.Manifest.Digest != b.Manifest.Digest || a.Manifest.Digest != ta.Manifest.Digest {
 		t.Fatalf("digests differ: %s, %s, %s", a.Manifest.Digest, b.Manifest.Digest, ta.Manifest.Digest)
 	}
@@ -234,7 +235,7 @@ func TestPackReproducible(t *testing.T) {
 	// Elsewhere, with other times and permissions, on one and on two
 	// threads: the same bytes.
 	moved := filepath.Join(t.TempDir(), "elsewhere", "study")
-	copyShuffled(t, study, moved, 1)
+	copyShuffled(t, studyDir, moved, 1)
 	tars := map[int][]byte{}
 	for _, procs := range []int{1, 2} {
 		old := runtime.GOMAXPROCS(procs)
@@ -287,13 +288,13 @@ func TestPackReproducible(t *testing.T) {
 // same bytes on one thread and on several, and readable by the reference
 // zstd.
 func TestPackZstdDeterministic(t *testing.T) {
-	study := t.TempDir()
-	writePackStudy(t, study, 400)
+	studyDir := t.TempDir()
+	writePackStudy(t, studyDir, 400)
 	var digests []string
 	for _, procs := range []int{1, 2, 8} {
 		old := runtime.GOMAXPROCS(procs)
 		out := filepath.Join(t.TempDir(), "c")
-		mustPack(t, study, out, capsule.PackOptions{})
+		mustPack(t, studyDir, out, capsule.PackOptions{})
 		runtime.GOMAXPROCS(old)
 		c := mustOpen(t, out, capsule.OpenOptions{})
 		for _, f := range c.Files() {
@@ -302,7 +303,7 @@ func TestPackZstdDeterministic(t *testing.T) {
 				blob := filepath.Join(out, "blobs", "sha256", f.Descriptor.Digest.Encoded())
 				if zstdBin, err := exec.LookPath("zstd"); err == nil && procs == 1 {
 					got, err := exec.Command(zstdBin, "-dc", blob).Output()
-					want, _ := os.ReadFile(filepath.Join(study, filepath.FromSlash(f.Path)))
+					want, _ := os.ReadFile(filepath.Join(studyDir, filepath.FromSlash(f.Path)))
 					if err != nil || !bytes.Equal(got, want) {
 						t.Errorf("zstd -dc %s: %v, %d bytes, expected %d", f.Path, err, len(got), len(want))
 					}
@@ -316,13 +317,13 @@ func TestPackZstdDeterministic(t *testing.T) {
 }
 
 func TestPackManifest(t *testing.T) {
-	study, out := t.TempDir(), filepath.Join(t.TempDir(), "capsule")
-	writePackStudy(t, study, 30)
-	if err := syscall.Mkfifo(filepath.Join(study, "a-fifo"), 0o644); err != nil {
+	studyDir, out := t.TempDir(), filepath.Join(t.TempDir(), "capsule")
+	writePackStudy(t, studyDir, 30)
+	if err := syscall.Mkfifo(filepath.Join(studyDir, "a-fifo"), 0o644); err != nil {
 		t.Log("no FIFO:", err)
 	}
 	var progress []capsule.Progress
-	res := mustPack(t, study, out, capsule.PackOptions{PackerVersion: "v1.2.3", Tag: "v1",
+	res := mustPack(t, studyDir, out, capsule.PackOptions{PackerVersion: "v1.2.3", Tag: "v1",
 		Progress: func(p capsule.Progress) { progress = append(progress, p) }})
 
 	var m ocispec.Manifest
@@ -405,10 +406,10 @@ func readJSON(t testing.TB, path string, v any) {
 // copy to another store checks every blob.
 func TestPackInterop(t *testing.T) {
 	ctx := context.Background()
-	study, out := t.TempDir(), t.TempDir()
-	writePackStudy(t, study, 30)
-	res := mustPack(t, study, filepath.Join(out, "c"), capsule.PackOptions{})
-	mustPack(t, study, filepath.Join(out, "c.tar"), capsule.PackOptions{})
+	studyDir, out := t.TempDir(), t.TempDir()
+	writePackStudy(t, studyDir, 30)
+	res := mustPack(t, studyDir, filepath.Join(out, "c"), capsule.PackOptions{})
+	mustPack(t, studyDir, filepath.Join(out, "c.tar"), capsule.PackOptions{})
 
 	fromDir, err := oci.NewFromFS(ctx, os.DirFS(filepath.Join(out, "c")))
 	if err != nil {
@@ -441,33 +442,33 @@ func TestPackInterop(t *testing.T) {
 
 func TestPackIncomplete(t *testing.T) {
 	ctx := context.Background()
-	study := t.TempDir()
-	writePackStudy(t, study, 10)
-	rec, err := harness.ReadRecord(filepath.Join(study, "runs", "baseline"))
+	studyDir := t.TempDir()
+	writePackStudy(t, studyDir, 10)
+	rec, err := harness.ReadRecord(filepath.Join(studyDir, "runs", "baseline"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec.Status = harness.StatusRunning
-	if err := harness.WriteRecord(filepath.Join(study, "runs", "baseline"), rec); err != nil {
+	if err := harness.WriteRecord(filepath.Join(studyDir, "runs", "baseline"), rec); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "c.tar")
-	if _, err := capsule.Pack(ctx, study, out, capsule.PackOptions{}); !errors.Is(err, capsule.ErrIncomplete) || !strings.Contains(err.Error(), "baseline (baseline) is running") {
+	if _, err := capsule.Pack(ctx, studyDir, out, capsule.PackOptions{}); !errors.Is(err, study.ErrIncomplete) || !strings.Contains(err.Error(), "baseline (baseline) is running") {
 		t.Fatalf("running run: %v", err)
 	}
 	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("out written: %v", err)
 	}
-	if _, err := capsule.Pack(ctx, study, out, capsule.PackOptions{AllowIncomplete: true}); err != nil {
+	if _, err := capsule.Pack(ctx, studyDir, out, capsule.PackOptions{AllowIncomplete: true}); err != nil {
 		t.Fatal(err)
 	}
 
-	os.RemoveAll(filepath.Join(study, "runs"))
+	os.RemoveAll(filepath.Join(studyDir, "runs"))
 	out = filepath.Join(t.TempDir(), "c")
-	if _, err := capsule.Pack(ctx, study, out, capsule.PackOptions{}); !errors.Is(err, capsule.ErrIncomplete) || !strings.Contains(err.Error(), "has not been run") {
+	if _, err := capsule.Pack(ctx, studyDir, out, capsule.PackOptions{}); !errors.Is(err, study.ErrIncomplete) || !strings.Contains(err.Error(), "has not been run") {
 		t.Fatalf("missing run: %v", err)
 	}
-	res, err := capsule.Pack(ctx, study, out, capsule.PackOptions{AllowIncomplete: true})
+	res, err := capsule.Pack(ctx, studyDir, out, capsule.PackOptions{AllowIncomplete: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,14 +479,14 @@ func TestPackIncomplete(t *testing.T) {
 }
 
 func TestPackRefusesSymlinks(t *testing.T) {
-	study, parent := t.TempDir(), t.TempDir()
-	writePackStudy(t, study, 10)
-	link := filepath.Join(study, "runs", "baseline", "results-link.json")
+	studyDir, parent := t.TempDir(), t.TempDir()
+	writePackStudy(t, studyDir, 10)
+	link := filepath.Join(studyDir, "runs", "baseline", "results-link.json")
 	if err := os.Symlink("/etc/passwd", link); err != nil {
 		t.Skip(err)
 	}
 	out := filepath.Join(parent, "c.tar")
-	_, err := capsule.Pack(context.Background(), study, out, capsule.PackOptions{})
+	_, err := capsule.Pack(context.Background(), studyDir, out, capsule.PackOptions{})
 	if !errors.Is(err, capsule.ErrNotPackable) || !strings.Contains(err.Error(), link) {
 		t.Fatalf("error %v: expected ErrNotPackable naming %s", err, link)
 	}
@@ -495,10 +496,10 @@ func TestPackRefusesSymlinks(t *testing.T) {
 }
 
 func TestPackRefusesBadNames(t *testing.T) {
-	study := t.TempDir()
-	writePackStudy(t, study, 10)
-	os.WriteFile(filepath.Join(study, `back\slash.txt`), []byte("x"), 0o644)
-	_, err := capsule.Pack(context.Background(), study, filepath.Join(t.TempDir(), "c"), capsule.PackOptions{})
+	studyDir := t.TempDir()
+	writePackStudy(t, studyDir, 10)
+	os.WriteFile(filepath.Join(studyDir, `back\slash.txt`), []byte("x"), 0o644)
+	_, err := capsule.Pack(context.Background(), studyDir, filepath.Join(t.TempDir(), "c"), capsule.PackOptions{})
 	if !errors.Is(err, capsule.ErrNotPackable) || !strings.Contains(err.Error(), "backslash") {
 		t.Fatalf("error %v", err)
 	}
@@ -506,35 +507,35 @@ func TestPackRefusesBadNames(t *testing.T) {
 
 func TestPackOut(t *testing.T) {
 	ctx := context.Background()
-	study := t.TempDir()
-	writePackStudy(t, study, 10)
+	studyDir := t.TempDir()
+	writePackStudy(t, studyDir, 10)
 
 	// An existing out is left alone unless Replace.
 	out := filepath.Join(t.TempDir(), "c.tar")
 	os.WriteFile(out, []byte("keep"), 0o644)
-	if _, err := capsule.Pack(ctx, study, out, capsule.PackOptions{}); !errors.Is(err, fs.ErrExist) {
+	if _, err := capsule.Pack(ctx, studyDir, out, capsule.PackOptions{}); !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("existing out: %v", err)
 	}
 	if b, _ := os.ReadFile(out); string(b) != "keep" {
 		t.Fatal("out was replaced")
 	}
-	mustPack(t, study, out, capsule.PackOptions{Replace: true})
+	mustPack(t, studyDir, out, capsule.PackOptions{Replace: true})
 	mustOpen(t, out, capsule.OpenOptions{})
 
 	dir := filepath.Join(t.TempDir(), "c")
 	os.MkdirAll(dir, 0o755) // an empty directory is filled
-	mustPack(t, study, dir, capsule.PackOptions{})
-	if _, err := capsule.Pack(ctx, study, dir, capsule.PackOptions{}); !errors.Is(err, fs.ErrExist) {
+	mustPack(t, studyDir, dir, capsule.PackOptions{})
+	if _, err := capsule.Pack(ctx, studyDir, dir, capsule.PackOptions{}); !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("existing layout: %v", err)
 	}
-	mustPack(t, study, dir, capsule.PackOptions{Replace: true})
+	mustPack(t, studyDir, dir, capsule.PackOptions{Replace: true})
 	mustOpen(t, dir, capsule.OpenOptions{})
 
 	// A capsule packed into its own study does not contain itself, and
 	// packing it again gives the same capsule.
-	inside := filepath.Join(study, "capsule.tar")
-	r1 := mustPack(t, study, inside, capsule.PackOptions{})
-	r2 := mustPack(t, study, inside, capsule.PackOptions{Replace: true})
+	inside := filepath.Join(studyDir, "capsule.tar")
+	r1 := mustPack(t, studyDir, inside, capsule.PackOptions{})
+	r2 := mustPack(t, studyDir, inside, capsule.PackOptions{Replace: true})
 	if r1.Manifest.Digest != r2.Manifest.Digest {
 		t.Errorf("packing into the study changed the capsule: %s, %s", r1.Manifest.Digest, r2.Manifest.Digest)
 	}
@@ -543,7 +544,7 @@ func TestPackOut(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	gone := filepath.Join(t.TempDir(), "c")
-	if _, err := capsule.Pack(cctx, study, gone, capsule.PackOptions{}); !errors.Is(err, context.Canceled) {
+	if _, err := capsule.Pack(cctx, studyDir, gone, capsule.PackOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(gone)); len(entries) != 0 {
@@ -556,9 +557,9 @@ func TestPackOut(t *testing.T) {
 // a change of the format (or of the files that go into it), to be made on
 // purpose with -update.
 func TestPackFormatGolden(t *testing.T) {
-	study := filepath.Join("testdata", "format", "study")
+	studyDir := filepath.Join("testdata", "format", "study")
 	out := filepath.Join(t.TempDir(), "c")
-	res := mustPack(t, study, out, capsule.PackOptions{PackerVersion: "golden"})
+	res := mustPack(t, studyDir, out, capsule.PackOptions{PackerVersion: "golden"})
 	b, err := os.ReadFile(filepath.Join(out, "blobs", "sha256", res.Manifest.Digest.Encoded()))
 	if err != nil {
 		t.Fatal(err)
@@ -610,12 +611,12 @@ func ExamplePack() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	study := filepath.Join(dir, "study")
-	if err := makePackStudy(study, 20); err != nil {
+	studyDir := filepath.Join(dir, "study")
+	if err := makePackStudy(studyDir, 20); err != nil {
 		log.Fatal(err)
 	}
 
-	res, err := capsule.Pack(ctx, study, filepath.Join(dir, "tiny.tar"), capsule.PackOptions{})
+	res, err := capsule.Pack(ctx, studyDir, filepath.Join(dir, "tiny.tar"), capsule.PackOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -653,12 +654,12 @@ func ExamplePack() {
 // BenchmarkPack packs a full-size simulated run (gsm8k and MMLU, about
 // 180 MB) into a tar; MB/s counts the study's bytes.
 func BenchmarkPack(b *testing.B) {
-	study := fullSizeStudy(b)
+	studyDir := fullSizeStudy(b)
 	out := b.TempDir()
 	var res capsule.PackResult
 	for i := 0; b.Loop(); i++ {
 		var err error
-		res, err = capsule.Pack(context.Background(), study, filepath.Join(out, fmt.Sprintf("c%d.tar", i)), capsule.PackOptions{})
+		res, err = capsule.Pack(context.Background(), studyDir, filepath.Join(out, fmt.Sprintf("c%d.tar", i)), capsule.PackOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -671,12 +672,12 @@ func BenchmarkPack(b *testing.B) {
 // fullSizeStudy writes the test study with a default simulated run
 // (gsm8k and MMLU at full size) in place of the small one.
 func fullSizeStudy(b *testing.B) string {
-	study := b.TempDir()
-	writePackStudy(b, study, 10)
-	out := filepath.Join(study, "runs", "baseline", harness.OutputDir)
+	studyDir := b.TempDir()
+	writePackStudy(b, studyDir, 10)
+	out := filepath.Join(studyDir, "runs", "baseline", harness.OutputDir)
 	os.RemoveAll(out)
 	if _, err := simulate.Generate(out, simulate.Options{}); err != nil {
 		b.Fatal(err)
 	}
-	return study
+	return studyDir
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/study"
 )
 
 // ReplaySchema names the replay report's format.
@@ -30,7 +31,7 @@ type ReplayReport struct {
 	Compared int          `json:"compared"`
 	Diffs    []ReplayDiff `json:"diffs"`
 	// Reruns compares each re-executed run with the packed one (rerun).
-	Reruns []RerunComparison `json:"reruns,omitempty"`
+	Reruns []study.RerunComparison `json:"reruns,omitempty"`
 	// OK is true when nothing differs (and every rerun agrees).
 	OK        bool `json:"ok"`
 	Simulated bool `json:"simulated"`
@@ -46,8 +47,8 @@ type ReplayDiff struct {
 
 // ReplayTables re-derives the tables of an unpacked study and compares them
 // with the packed ones, number by number and bit for bit.
-func ReplayTables(ctx context.Context, s *Study, packed *Config, opts analysis.AttributionOptions) (*ReplayReport, *Tables, error) {
-	t, err := ComputeTables(ctx, s, opts)
+func ReplayTables(ctx context.Context, s *study.Study, packed *Config, opts analysis.AttributionOptions) (*ReplayReport, *study.Tables, error) {
+	t, err := study.ComputeTables(ctx, s, opts)
 	if err != nil {
 		return nil, nil, err
 	}

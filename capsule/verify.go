@@ -22,6 +22,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/study"
 )
 
 // ConfigJSONSchema is the JSON Schema (draft 2020-12) of the config blob,
@@ -263,10 +264,10 @@ func (c *Capsule) completeness(ctx context.Context) []Problem {
 	}
 	json.Unmarshal(c.RawConfig, &raw)
 
-	if f, ok := c.File(StudyFile); !ok {
-		missing(StudyFile, "the study definition")
-	} else if b, err := c.ReadFile(ctx, StudyFile); err == nil && string(b) != cfg.StudyYAML {
-		out = append(out, Problem{Blob: f.Descriptor.Digest.String(), Path: StudyFile, What: "content", Expected: "the config's study_yaml", Found: "different text"})
+	if f, ok := c.File(study.FileName); !ok {
+		missing(study.FileName, "the study definition")
+	} else if b, err := c.ReadFile(ctx, study.FileName); err == nil && string(b) != cfg.StudyYAML {
+		out = append(out, Problem{Blob: f.Descriptor.Digest.String(), Path: study.FileName, What: "content", Expected: "the config's study_yaml", Found: "different text"})
 	}
 
 	inConfig := map[string]bool{}

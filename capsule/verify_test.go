@@ -14,6 +14,7 @@ import (
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/study"
 )
 
 func TestVerifyOK(t *testing.T) {
@@ -133,17 +134,17 @@ func TestSchemaDocsCopy(t *testing.T) {
 // the tables computed for real (SIMULATED runs), against the schema.
 func TestSchemaValidatesPackedConfig(t *testing.T) {
 	ctx := context.Background()
-	study := t.TempDir()
-	writePackStudy(t, study, 50)
-	s, err := capsule.LoadStudy(study)
+	studyDir := t.TempDir()
+	writePackStudy(t, studyDir, 50)
+	s, err := study.Load(studyDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	att, err := capsule.Attribute(ctx, s, analysis.AttributionOptions{Seed: 1})
+	att, err := study.Attribute(ctx, s, analysis.AttributionOptions{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs, err := harness.Find(filepath.Join(study, "runs"))
+	outs, err := harness.Find(filepath.Join(studyDir, "runs"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestSchemaValidatesPackedConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "c")
-	mustPack(t, study, out, capsule.PackOptions{Attribution: att, Rescore: rep, PackerVersion: "test"})
+	mustPack(t, studyDir, out, capsule.PackOptions{Attribution: att, Rescore: rep, PackerVersion: "test"})
 	c := mustOpen(t, out, capsule.OpenOptions{})
 	if c.Config.Attribution == nil || c.Config.Rescore == nil {
 		t.Fatal("tables missing")

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
-	"github.com/evalcapsule/evalcapsule/capsule"
+	"github.com/evalcapsule/evalcapsule/study"
 )
 
 type attributeOptions struct {
@@ -51,11 +51,11 @@ capsule run).
 }
 
 func runAttribute(ctx context.Context, opts attributeOptions, dir string, io streams) error {
-	study, err := capsule.LoadStudy(dir)
+	st, err := study.Load(dir)
 	if err != nil {
 		return err
 	}
-	att, err := capsule.Attribute(ctx, study, analysis.AttributionOptions{Resamples: opts.resamples, Seed: opts.seed, Intersect: opts.intersect})
+	att, err := study.Attribute(ctx, st, analysis.AttributionOptions{Resamples: opts.resamples, Seed: opts.seed, Intersect: opts.intersect})
 	if err != nil {
 		return &usageError{err}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/evalcapsule/evalcapsule/harness/simulate"
 	"github.com/evalcapsule/evalcapsule/kernel"
 	"github.com/evalcapsule/evalcapsule/notebooks"
+	"github.com/evalcapsule/evalcapsule/study"
 )
 
 type demoOptions struct {
@@ -114,16 +115,16 @@ func runDemo(ctx context.Context, opts demoOptions, dir string, io streams) erro
 	if err := os.WriteFile(filepath.Join(studyDir, "study.yaml"), examples.DemoStudy, 0o644); err != nil {
 		return err
 	}
-	study, err := capsule.LoadStudy(studyDir)
+	st, err := study.Load(studyDir)
 	if err != nil {
 		return err
 	}
-	res.Study = study.Name
+	res.Study = st.Name
 	say("SIMULATED study in %s: no model is run; the numbers show the workflow, not a model.\n\n", dir)
 
 	start := time.Now()
 	bars := newBars(io, true)
-	sweep, err := capsule.Run(ctx, study, capsule.RunOptions{Runner: simulate.Runner{Effects: simulate.DefaultEffects()}, RunnerKind: "simulated", Simulated: true, Events: bars.event})
+	sweep, err := study.Sweep(ctx, st, study.SweepOptions{Runner: simulate.Runner{Effects: simulate.DefaultEffects()}, RunnerKind: "simulated", Simulated: true, Events: bars.event})
 	bars.stop()
 	if err != nil {
 		return err
@@ -137,7 +138,7 @@ func runDemo(ctx context.Context, opts demoOptions, dir string, io streams) erro
 
 	start = time.Now()
 	topts := analysis.AttributionOptions{Seed: opts.seed}
-	tables, err := capsule.ComputeTables(ctx, study, topts)
+	tables, err := study.ComputeTables(ctx, st, topts)
 	if err != nil {
 		return err
 	}
@@ -152,7 +153,7 @@ func runDemo(ctx context.Context, opts demoOptions, dir string, io streams) erro
 	}
 
 	start = time.Now()
-	rep, err := capsule.BuildReport(ctx, study, capsule.ReportOptions{Attribution: topts})
+	rep, err := study.BuildReport(ctx, st, study.ReportOptions{Attribution: topts})
 	if err != nil {
 		return err
 	}
@@ -205,7 +206,7 @@ func runDemo(ctx context.Context, opts demoOptions, dir string, io streams) erro
 		return err
 	}
 	defer cleanup()
-	rstudy, err := capsule.LoadStudy(replayed)
+	rstudy, err := study.Load(replayed)
 	if err != nil {
 		return err
 	}

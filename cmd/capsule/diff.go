@@ -70,7 +70,7 @@ func runDiff(ctx context.Context, opts diffOptions, refA, refB string, io stream
 	return err
 }
 
-func writeDiff(io streams, a, b *openedRef, d *capsule.CapsuleDiff) {
+func writeDiff(io streams, a, b *openedRef, d *capsule.Differences) {
 	w := io.out
 	fmt.Fprintf(w, "a: %s (%s)\nb: %s (%s)\n", a.Ref, a.Descriptor.Digest, b.Ref, b.Descriptor.Digest)
 	if d.Same {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/capsule"
+	"github.com/evalcapsule/evalcapsule/study"
 )
 
 type packOptions struct {
@@ -63,7 +64,7 @@ Then: capsule verify OUT; capsule push OUT REGISTRY/REPO:TAG.
 }
 
 func runPack(ctx context.Context, opts packOptions, dir string, io streams) error {
-	study, err := capsule.LoadStudy(dir)
+	st, err := study.Load(dir)
 	if err != nil {
 		return err
 	}
@@ -71,14 +72,14 @@ func runPack(ctx context.Context, opts packOptions, dir string, io streams) erro
 		return existsError(opts.out)
 	}
 	po := capsule.PackOptions{Tag: opts.tag, PackerVersion: version(), AllowIncomplete: opts.allowIncomplete, Replace: opts.force}
-	unfinished := study.Unfinished()
+	unfinished := st.Unfinished()
 	if len(unfinished) > 0 && !opts.allowIncomplete {
 		return fmt.Errorf("%w: %s (finish it with capsule run %s, or pack it as it is with --allow-incomplete)",
-			capsule.ErrIncomplete, strings.Join(unfinished, "; "), dir)
+			study.ErrIncomplete, strings.Join(unfinished, "; "), dir)
 	}
 	if len(unfinished) == 0 {
 		topts := analysis.AttributionOptions{Seed: opts.seed}
-		tables, err := capsule.ComputeTables(ctx, study, topts)
+		tables, err := study.ComputeTables(ctx, st, topts)
 		if err != nil {
 			return err
 		}
@@ -97,7 +98,7 @@ func runPack(ctx context.Context, opts packOptions, dir string, io streams) erro
 			"files": res.Files, "bytes": res.Bytes, "stored": res.Stored, "tables": po.Attribution != nil,
 		})
 	}
-	fmt.Fprintf(io.out, "packed %s into %s\n  digest  %s\n  files   %d (%s; %s stored)\n", study.Name, opts.out,
+	fmt.Fprintf(io.out, "packed %s into %s\n  digest  %s\n  files   %d (%s; %s stored)\n", st.Name, opts.out,
 		res.Manifest.Digest, res.Files, humanBytes(res.Bytes), humanBytes(res.Stored))
 	if po.Attribution == nil {
 		fmt.Fprintln(io.out, "  tables  none (incomplete study): a replay can verify files, not numbers")

@@ -13,6 +13,7 @@ import (
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/study"
 )
 
 type replayOptions struct {
@@ -104,19 +105,19 @@ func runReplay(ctx context.Context, opts replayOptions, ref string, io streams) 
 	if opts.workdir == "" {
 		defer cleanup()
 	}
-	study, err := capsule.LoadStudy(studyDir)
+	st, err := study.Load(studyDir)
 	if err != nil {
 		return err
 	}
 	topts := c.Config.TableOptions.AttributionOptions()
-	rep, _, err := capsule.ReplayTables(ctx, study, c.Config, topts)
+	rep, _, err := capsule.ReplayTables(ctx, st, c.Config, topts)
 	if err != nil {
 		return err
 	}
 	rep.Capsule = c.Descriptor.Digest.String()
 	rep.Replayer = capsule.Packer{Name: "capsule", Version: version()}
 	if opts.rerun {
-		if err := rerun(ctx, opts, c, study, filepath.Dir(studyDir), rep, io); err != nil {
+		if err := rerun(ctx, opts, c, st, filepath.Dir(studyDir), rep, io); err != nil {
 			return err
 		}
 	}
@@ -148,13 +149,13 @@ func runReplay(ctx context.Context, opts replayOptions, ref string, io streams) 
 
 // rerun re-executes the capsule's runs into workspace/rerun and records
 // the comparisons in rep.
-func rerun(ctx context.Context, opts replayOptions, c *openedRef, study *capsule.Study, workspace string, rep *capsule.ReplayReport, io streams) error {
-	runner, kind, _, err := opts.runner.newRunner(study, packedImage(c.Config))
+func rerun(ctx context.Context, opts replayOptions, c *openedRef, st *study.Study, workspace string, rep *capsule.ReplayReport, io streams) error {
+	runner, kind, _, err := opts.runner.newRunner(st, packedImage(c.Config))
 	if err != nil {
 		return err
 	}
 	bars := newBars(io, opts.json)
-	cmps, err := capsule.Rerun(ctx, study, filepath.Join(workspace, "rerun"), capsule.RerunOptions{
+	cmps, err := study.Rerun(ctx, st, filepath.Join(workspace, "rerun"), study.RerunOptions{
 		Runner: runner, RunnerKind: kind, Tolerance: opts.tolerance, Seed: c.Config.TableOptions.AttributionOptions().Seed, Events: bars.event,
 	})
 	bars.stop()

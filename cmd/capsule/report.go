@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
-	"github.com/evalcapsule/evalcapsule/capsule"
+	"github.com/evalcapsule/evalcapsule/study"
 )
 
 type reportOptions struct {
@@ -70,11 +70,11 @@ func runReport(ctx context.Context, opts reportOptions, dir string, io streams) 
 		defer cleanup()
 		dir = unpacked
 	}
-	study, err := capsule.LoadStudy(dir)
+	st, err := study.Load(dir)
 	if err != nil {
 		return err
 	}
-	rep, err := capsule.BuildReport(ctx, study, capsule.ReportOptions{Attribution: analysis.AttributionOptions{Seed: opts.seed}, FailureSamples: opts.failed})
+	rep, err := study.BuildReport(ctx, st, study.ReportOptions{Attribution: analysis.AttributionOptions{Seed: opts.seed}, FailureSamples: opts.failed})
 	if err != nil {
 		return &usageError{err}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/study"
 	"github.com/spf13/cobra"
 	"oras.land/oras-go/v2/errdef"
 )
@@ -52,13 +53,13 @@ func exitCode(err error) int {
 		errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission),
 		errors.Is(err, fs.ErrExist):
 		return exitInput
-	case errors.Is(err, capsule.ErrStudy), errors.Is(err, capsule.ErrRunMissing),
+	case errors.Is(err, study.ErrStudy), errors.Is(err, study.ErrRunMissing),
 		errors.Is(err, analysis.ErrNotPaired), errors.Is(err, analysis.ErrLabels),
 		errors.Is(err, harness.ErrImageTag), errors.Is(err, harness.ErrUnsupportedSetting),
 		errors.Is(err, harness.ErrInvalidSetting), errors.Is(err, harness.ErrInvalidRunner),
-		errors.Is(err, capsule.ErrRunExists), errors.Is(err, harness.ErrRecord):
+		errors.Is(err, study.ErrRunExists), errors.Is(err, harness.ErrRecord):
 		return exitInput
-	case errors.Is(err, capsule.ErrReference), errors.Is(err, capsule.ErrIncomplete), errors.Is(err, capsule.ErrNotPackable),
+	case errors.Is(err, capsule.ErrReference), errors.Is(err, study.ErrIncomplete), errors.Is(err, capsule.ErrNotPackable),
 		errors.Is(err, errdef.ErrNotFound): // a tag or repository the registry does not have
 		return exitInput
 	case errors.Is(err, capsule.ErrFormat):

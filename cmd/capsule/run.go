@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/harness/simulate"
+	"github.com/evalcapsule/evalcapsule/study"
 )
 
 type runOptions struct {
@@ -55,8 +55,8 @@ func addRunnerFlags(f *pflag.FlagSet, o *runnerFlags) {
 // newRunner builds the runner the flags choose for the study: kind is the
 // runner's name, simulated whether runs use the simulated backend, and
 // image the container image when none is given by flag.
-func (o runnerFlags) newRunner(study *capsule.Study, image string) (r harness.Runner, kind string, simulated bool, err error) {
-	kind = firstNonEmpty(o.kind, study.Runner.Kind)
+func (o runnerFlags) newRunner(st *study.Study, image string) (r harness.Runner, kind string, simulated bool, err error) {
+	kind = firstNonEmpty(o.kind, st.Runner.Kind)
 	simulated = o.simulate || kind == "simulated"
 	self, err := selfPath()
 	if err != nil {
@@ -73,13 +73,13 @@ func (o runnerFlags) newRunner(study *capsule.Study, image string) (r harness.Ru
 	case "local":
 		r = harness.LocalRunner{Job: job}
 	case "slurm":
-		sr := harness.SlurmRunner{Job: job, Partition: firstNonEmpty(o.partition, study.Runner.Options["partition"]), GPUs: o.gpus, Time: o.slurmTime}
+		sr := harness.SlurmRunner{Job: job, Partition: firstNonEmpty(o.partition, st.Runner.Options["partition"]), GPUs: o.gpus, Time: o.slurmTime}
 		if err := sr.Check(); err != nil {
 			return nil, "", false, err
 		}
 		r = sr
 	case "container":
-		cr := harness.ContainerRunner{Engine: o.engine, Image: firstNonEmpty(o.image, image, study.Harness.Image), AllowTag: o.allowTag,
+		cr := harness.ContainerRunner{Engine: o.engine, Image: firstNonEmpty(o.image, image, st.Harness.Image), AllowTag: o.allowTag,
 			GPUs: o.gpus > 0 && !simulated, Cache: o.cache, PassEnv: []string{"HF_TOKEN"}}
 		if err := cr.Check(); err != nil {
 			return nil, "", false, err
@@ -140,24 +140,24 @@ cluster or a container without a GPU).
 }
 
 func runRun(ctx context.Context, opts runOptions, dir string, io streams) error {
-	study, err := capsule.LoadStudy(dir)
+	st, err := study.Load(dir)
 	if err != nil {
 		return err
 	}
-	runner, kind, simulated, err := opts.runner.newRunner(study, "")
+	runner, kind, simulated, err := opts.runner.newRunner(st, "")
 	if err != nil {
 		return err
 	}
-	ro := capsule.RunOptions{Runner: runner, RunnerKind: kind, Simulated: simulated, Parallel: opts.parallel, Only: opts.only, Command: strings.Fields(opts.command)}
+	ro := study.SweepOptions{Runner: runner, RunnerKind: kind, Simulated: simulated, Parallel: opts.parallel, Only: opts.only, Command: strings.Fields(opts.command)}
 	if kind == "slurm" && ro.Parallel == 0 {
-		ro.Parallel = len(study.Plan())
+		ro.Parallel = len(st.Plan())
 	}
 	if opts.dryRun {
-		return dryRun(study, io)
+		return dryRun(st, io)
 	}
 	bars := newBars(io, opts.json)
 	ro.Events = bars.event
-	sweep, err := capsule.Run(ctx, study, ro)
+	sweep, err := study.Sweep(ctx, st, ro)
 	bars.stop()
 	if err != nil {
 		return &usageError{err}
@@ -178,11 +178,11 @@ func runRun(ctx context.Context, opts runOptions, dir string, io streams) error 
 			}
 			outs = append(outs, o)
 		}
-		if err := writeJSON(io.out, map[string]any{"study": study.Name, "runs": outs}); err != nil {
+		if err := writeJSON(io.out, map[string]any{"study": st.Name, "runs": outs}); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(io.out, "\n%s: %d runs in %s\n", study.Name, len(sweep.Runs), sweep.Duration.Round(time.Millisecond))
+		fmt.Fprintf(io.out, "\n%s: %d runs in %s\n", st.Name, len(sweep.Runs), sweep.Duration.Round(time.Millisecond))
 		for _, r := range sweep.Runs {
 			line := fmt.Sprintf("  %-12s %-40s %s", r.Status, r.Run.Name, r.Duration.Round(time.Millisecond))
 			if r.Err != nil && r.Status != "done" {
@@ -237,13 +237,13 @@ func firstNonEmpty(xs ...string) string {
 	return ""
 }
 
-func dryRun(study *capsule.Study, io streams) error {
-	version, err := harness.ParseVersion(study.Harness.Version)
+func dryRun(st *study.Study, io streams) error {
+	version, err := harness.ParseVersion(st.Harness.Version)
 	if err != nil {
 		return &usageError{err}
 	}
-	for _, pr := range study.Plan() {
-		args, err := harness.Argv(pr.Spec, version, study.RunDir(pr)+"/output")
+	for _, pr := range st.Plan() {
+		args, err := harness.Argv(pr.Spec, version, st.RunDir(pr)+"/output")
 		if err != nil {
 			return &usageError{fmt.Errorf("run %s (%s): %w", pr.Name, pr.Label, err)}
 		}
@@ -259,7 +259,7 @@ type bars struct {
 	tty    bool
 	quiet  bool
 	mu     sync.Mutex
-	board  capsule.RunBoard
+	board  study.RunBoard
 	drawn  int
 	ticker *time.Ticker
 	done   chan struct{}
@@ -283,7 +283,7 @@ func newBars(io streams, quiet bool) *bars {
 	return b
 }
 
-func (b *bars) event(ev capsule.RunEvent) {
+func (b *bars) event(ev study.RunEvent) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.board.Record(ev) && !b.tty && !b.quiet {

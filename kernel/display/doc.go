@@ -15,7 +15,7 @@
 //     no stray byte count after printing; write `v, err := f()` and then `v`
 //     to see one of several values;
 //   - an error is never dropped: when the last value of that line is a
-//     non-nil error (`os.Remove(p)`, `capsule.LoadStudy(dir)`), the cell
+//     non-nil error (`os.Remove(p)`, `study.Load(dir)`), the cell
 //     fails with it; a nil error shows nothing;
 //   - a nil value shows nothing;
 //   - declarations, assignments (`x := 5`), loops and other statements
@@ -52,8 +52,8 @@
 //		step(i)
 //	}
 //
-// NewSweep does this for capsule.Run: pass its Event method as
-// capsule.RunOptions.Events and a table of the runs updates as they go.
+// NewSweep does this for study.Sweep: pass its Event method as
+// study.SweepOptions.Events and a table of the runs updates as they go.
 //
 // Outside a notebook (a compiled program, a test) Show and the handles
 // print the text/plain form to standard output.

@@ -7,14 +7,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/evalcapsule/evalcapsule/capsule"
+	"github.com/evalcapsule/evalcapsule/study"
 )
 
 // Sweep shows the runs of a capsule sweep as a table that updates in place
-// while capsule.Run works:
+// while study.Sweep works:
 //
 //	s := display.NewSweep()
-//	sweep, err := capsule.Run(ctx, study, capsule.RunOptions{Runner: r, Events: s.Event})
+//	sweep, err := study.Sweep(ctx, s, study.SweepOptions{Runner: r, Events: s.Event})
 //
 // Updates are sent at most every Interval, and the last state always is.
 type Sweep struct {
@@ -24,7 +24,7 @@ type Sweep struct {
 
 	h       *Handle
 	mu      sync.Mutex
-	board   capsule.RunBoard
+	board   study.RunBoard
 	last    time.Time
 	pending *time.Timer
 }
@@ -34,9 +34,9 @@ func NewSweep() *Sweep {
 	return &Sweep{h: New()}
 }
 
-// Event records one change of a run; it is the capsule.RunOptions.Events
+// Event records one change of a run; it is the study.SweepOptions.Events
 // callback.
-func (s *Sweep) Event(ev capsule.RunEvent) {
+func (s *Sweep) Event(ev study.RunEvent) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.board.Record(ev)

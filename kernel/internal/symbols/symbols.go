@@ -19,7 +19,7 @@ import (
 	"github.com/traefik/yaegi/stdlib/unrestricted"
 )
 
-//go:generate go run github.com/traefik/yaegi/cmd/yaegi@v0.16.1 extract github.com/evalcapsule/evalcapsule/harness github.com/evalcapsule/evalcapsule/harness/simulate github.com/evalcapsule/evalcapsule/analysis github.com/evalcapsule/evalcapsule/capsule github.com/evalcapsule/evalcapsule/kernel/display github.com/evalcapsule/evalcapsule/examples
+//go:generate go run github.com/traefik/yaegi/cmd/yaegi@v0.16.1 extract github.com/evalcapsule/evalcapsule/harness github.com/evalcapsule/evalcapsule/harness/simulate github.com/evalcapsule/evalcapsule/analysis github.com/evalcapsule/evalcapsule/study github.com/evalcapsule/evalcapsule/capsule github.com/evalcapsule/evalcapsule/kernel/display github.com/evalcapsule/evalcapsule/examples
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi@v0.16.1 extract gonum.org/v1/plot gonum.org/v1/plot/plotter gonum.org/v1/plot/plotutil gonum.org/v1/plot/vg gonum.org/v1/plot/vg/draw
 //go:generate go run ../gen docs -o ../docs/docs.json.gz
 

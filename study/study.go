@@ -1,4 +1,4 @@
-package capsule
+package study
 
 import (
 	"fmt"
@@ -15,8 +15,8 @@ import (
 	"github.com/evalcapsule/evalcapsule/harness"
 )
 
-// StudyFile is the name of the study definition inside a study directory.
-const StudyFile = "study.yaml"
+// FileName is the name of the study definition inside a study directory.
+const FileName = "study.yaml"
 
 // Study is a study definition (DESIGN.md, "Study file"): the model card's
 // claims, the pinned harness, the baseline run and the cumulative steps and
@@ -28,7 +28,7 @@ type Study struct {
 	Model    ModelRef
 	Card     Card
 	Harness  HarnessRef
-	Runner   Runner
+	Runner   RunnerSpec
 	Baseline harness.RunSpec
 	Steps    []Step
 	Variants []Variant
@@ -63,9 +63,9 @@ type HarnessRef struct {
 	Image   string `json:"image,omitempty"`
 }
 
-// Runner says where runs execute; Options holds the runner's own settings
+// RunnerSpec says where runs execute; Options holds the runner's own settings
 // (partition, gres, ...), validated by the runner.
-type Runner struct {
+type RunnerSpec struct {
 	Kind    string            `json:"kind"`
 	Options map[string]string `json:"options,omitempty"`
 }
@@ -78,7 +78,7 @@ var RunnerKinds = []string{"local", "container", "slurm", "simulated"}
 type Step struct {
 	Name    string
 	Set     Settings
-	Rescore *Rescore
+	Rescore *RescoreStep
 	Line    int
 }
 
@@ -90,9 +90,9 @@ func (s Step) Kind() string {
 	return "run"
 }
 
-// Rescore is a re-scoring without a new run: another of the task's
+// RescoreStep is a re-scoring without a new run: another of the task's
 // filters, or a regex filter of its own.
-type Rescore struct {
+type RescoreStep struct {
 	Filter      string `json:"filter,omitempty"`
 	Regex       string `json:"regex,omitempty"`
 	GroupSelect int    `json:"group_select,omitempty"`
@@ -163,23 +163,23 @@ var SettingNames = map[string]string{
 	"bootstrap_iters":         "an integer",
 }
 
-// LoadStudy reads dir/study.yaml (or a study file given directly) with
+// Load reads dir/study.yaml (or a study file given directly) with
 // strict validation: unknown keys, wrong types and steps that name unknown
 // settings are errors naming the line.
-func LoadStudy(path string) (*Study, error) {
+func Load(path string) (*Study, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	file := path
 	if st.IsDir() {
-		file = filepath.Join(path, StudyFile)
+		file = filepath.Join(path, FileName)
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	s, err := ParseStudy(file, b)
+	s, err := Parse(file, b)
 	if err != nil {
 		return nil, err
 	}
@@ -187,15 +187,15 @@ func LoadStudy(path string) (*Study, error) {
 	return s, nil
 }
 
-// StudyError locates a problem in a study file.
-type StudyError struct {
+// Error locates a problem in a study file.
+type Error struct {
 	Path  string
 	Line  int
 	Field string
 	Msg   string
 }
 
-func (e *StudyError) Error() string {
+func (e *Error) Error() string {
 	loc := e.Path
 	if e.Line > 0 {
 		loc += ":" + strconv.Itoa(e.Line)
@@ -206,7 +206,7 @@ func (e *StudyError) Error() string {
 	return loc + ": " + e.Msg
 }
 
-func (e *StudyError) Unwrap() error { return ErrStudy }
+func (e *Error) Unwrap() error { return ErrStudy }
 
 type studyParser struct{ path string }
 
@@ -215,18 +215,18 @@ func (p *studyParser) fail(n *yaml.Node, field, format string, args ...any) erro
 	if n != nil {
 		line = n.Line
 	}
-	return &StudyError{Path: p.path, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Path: p.path, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
-// ParseStudy parses a study file's bytes; path names it in errors.
-func ParseStudy(path string, b []byte) (*Study, error) {
+// Parse parses a study file's bytes; path names it in errors.
+func Parse(path string, b []byte) (*Study, error) {
 	p := &studyParser{path: path}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, &StudyError{Path: path, Msg: "not valid YAML: " + err.Error()}
+		return nil, &Error{Path: path, Msg: "not valid YAML: " + err.Error()}
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		return nil, &StudyError{Path: path, Msg: "empty study file"}
+		return nil, &Error{Path: path, Msg: "empty study file"}
 	}
 	root := doc.Content[0]
 	s := &Study{Path: path}
@@ -382,7 +382,7 @@ func (p *studyParser) card(n *yaml.Node, c *Card) error {
 	}, "claims")
 }
 
-func (p *studyParser) runner(n *yaml.Node, r *Runner) error {
+func (p *studyParser) runner(n *yaml.Node, r *RunnerSpec) error {
 	if n.Kind != yaml.MappingNode {
 		return p.fail(n, "runner", "expected a mapping with a kind, found %s", nodeKind(n))
 	}
@@ -589,7 +589,7 @@ func (p *studyParser) steps(n *yaml.Node, s *Study) error {
 				return err
 			},
 			"rescore": func(n *yaml.Node) error {
-				r := &Rescore{}
+				r := &RescoreStep{}
 				st.Rescore = r
 				return p.mapping(n, field+".rescore", map[string]func(*yaml.Node) error{
 					"filter": func(n *yaml.Node) error { return p.str(n, field+".rescore.filter", &r.Filter) },
@@ -654,7 +654,7 @@ func (p *studyParser) checkClaims(s *Study) error {
 			found = found || t == c.Task
 		}
 		if !found {
-			return &StudyError{Path: p.path, Line: c.Line, Field: fmt.Sprintf("card.claims[%d].task", i),
+			return &Error{Path: p.path, Line: c.Line, Field: fmt.Sprintf("card.claims[%d].task", i),
 				Msg: fmt.Sprintf("task %q is not run by the final step (its tasks are %s)", c.Task, strings.Join(final.Tasks, ", "))}
 		}
 	}

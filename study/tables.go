@@ -1,4 +1,4 @@
-package capsule
+package study
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // Tables are the numbers a capsule freezes and a replay re-derives: the
 // re-scoring of every run and the attribution of every claim.
 type Tables struct {
-	Rescore     *analysis.Report
+	Rescore     *analysis.RescoreReport
 	Attribution *analysis.Attribution
 }
 

@@ -1,4 +1,4 @@
-package capsule
+package study
 
 import (
 	"context"
@@ -132,7 +132,7 @@ func finalRun(plan []PlannedRun) PlannedRun {
 }
 
 // claimTask is the position of the claim's task in the final run's task
-// list (LoadStudy checks that the final run has it).
+// list (Parse checks that the final run has it).
 func claimTask(final PlannedRun, claim Claim) int {
 	for i, t := range final.Spec.Tasks {
 		if t == claim.Task {

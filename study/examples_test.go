@@ -1,11 +1,11 @@
-package capsule_test
+package study_test
 
 import (
 	"path/filepath"
 	"testing"
 
-	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/study"
 )
 
 // TestExamples loads every study under examples/ and builds every planned
@@ -16,7 +16,7 @@ func TestExamples(t *testing.T) {
 		t.Fatalf("found %d example studies", len(files))
 	}
 	for _, f := range files {
-		s, err := capsule.LoadStudy(f)
+		s, err := study.Load(f)
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue
@@ -41,7 +41,7 @@ func TestExamples(t *testing.T) {
 // TestDemoStudy runs the simulated demo study end to end (SIMULATED: no
 // model is run): every run done, the attribution computed.
 func TestDemoStudy(t *testing.T) {
-	s, err := capsule.LoadStudy("../examples/demo")
+	s, err := study.Load("../examples/demo")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package capsule_test
+package study_test
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/harness/simulate"
+	"github.com/evalcapsule/evalcapsule/study"
 )
 
 // timedRunner runs simulated runs in process and adds up the time spent
@@ -45,8 +45,8 @@ func (r timedRunner) RunRecord(ctx context.Context, dir string, rec *harness.Run
 // share of the wall time spent outside the runs themselves: planning, argv,
 // run.json writes, progress, resume checks.
 func BenchmarkSweepOverhead(b *testing.B) {
-	var study strings.Builder
-	study.WriteString(`study: overhead
+	var yamlText strings.Builder
+	yamlText.WriteString(`study: overhead
 model: {id: simulated/model-1b}
 card:
   claims:
@@ -57,18 +57,18 @@ baseline: {model: hf, tasks: [gsm8k], log_samples: true}
 variants:
 `)
 	for i := 1; i < 50; i++ {
-		fmt.Fprintf(&study, "  - {seed: [%d, 1234, 1234, 1234]}\n", i)
+		fmt.Fprintf(&yamlText, "  - {seed: [%d, 1234, 1234, 1234]}\n", i)
 	}
 	var overhead float64
 	for b.Loop() {
 		dir := b.TempDir()
-		os.WriteFile(filepath.Join(dir, "study.yaml"), []byte(study.String()), 0o644)
-		s, err := capsule.LoadStudy(dir)
+		os.WriteFile(filepath.Join(dir, "study.yaml"), []byte(yamlText.String()), 0o644)
+		s, err := study.Load(dir)
 		if err != nil {
 			b.Fatal(err)
 		}
 		var inside atomic.Int64
-		sweep, err := capsule.Run(context.Background(), s, capsule.RunOptions{Runner: timedRunner{&inside}, RunnerKind: "simulated", Simulated: true, Parallel: 1})
+		sweep, err := study.Sweep(context.Background(), s, study.SweepOptions{Runner: timedRunner{&inside}, RunnerKind: "simulated", Simulated: true, Parallel: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package capsule_test
+package study_test
 
 import (
 	"bytes"
@@ -16,8 +16,8 @@ import (
 	"testing"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
-	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/evalcapsule/evalcapsule/harness/simulate"
+	"github.com/evalcapsule/evalcapsule/study"
 )
 
 const demoStudy = `study: demo
@@ -42,13 +42,13 @@ variants:
 
 // simulateStudy writes study.yaml and runs every planned run with the
 // simulated backend (SIMULATED: no model is run).
-func simulateStudy(t *testing.T, yaml string, seed int64, docs int) *capsule.Study {
+func simulateStudy(t *testing.T, yaml string, seed int64, docs int) *study.Study {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "study.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := capsule.LoadStudy(dir)
+	s, err := study.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func simulateStudy(t *testing.T, yaml string, seed int64, docs int) *capsule.Stu
 
 func TestAttributeRecoversPlantedSteps(t *testing.T) {
 	s := simulateStudy(t, demoStudy, 7, 1319)
-	att, err := capsule.Attribute(context.Background(), s, analysis.AttributionOptions{Seed: 1})
+	att, err := study.Attribute(context.Background(), s, analysis.AttributionOptions{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,9 +126,9 @@ func TestAttributeRecoversPlantedSteps(t *testing.T) {
 
 func TestAttributeShapleyFactorial(t *testing.T) {
 	// Two run steps and a variant with the second alone: {∅, {1}, {2}, {1,2}}.
-	study := strings.Replace(demoStudy, "  - {num_fewshot: 0}\n", "", 1)
-	s := simulateStudy(t, study, 3, 400)
-	att, err := capsule.Attribute(context.Background(), s, analysis.AttributionOptions{Seed: 1, Resamples: 1000})
+	yamlText := strings.Replace(demoStudy, "  - {num_fewshot: 0}\n", "", 1)
+	s := simulateStudy(t, yamlText, 3, 400)
+	att, err := study.Attribute(context.Background(), s, analysis.AttributionOptions{Seed: 1, Resamples: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestAttributeShapleyFactorial(t *testing.T) {
 func TestAttributeMissingRun(t *testing.T) {
 	s := simulateStudy(t, demoStudy, 1, 20)
 	os.RemoveAll(filepath.Join(s.Dir, "runs", "variant-1-num-fewshot-0"))
-	_, err := capsule.Attribute(context.Background(), s, analysis.AttributionOptions{})
+	_, err := study.Attribute(context.Background(), s, analysis.AttributionOptions{})
 	if err == nil || !strings.Contains(err.Error(), "variant-1-num-fewshot-0") || !strings.Contains(err.Error(), "has not been run") {
 		t.Fatalf("got %v", err)
 	}
@@ -171,7 +171,7 @@ variants:
 `
 
 // readResults reads a run's results file as JSON.
-func readResults(t *testing.T, s *capsule.Study, run string) (string, map[string]any) {
+func readResults(t *testing.T, s *study.Study, run string) (string, map[string]any) {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join(s.Dir, "runs", run, "output", "*", "results_*.json"))
 	if err != nil || len(paths) != 1 {
@@ -193,7 +193,7 @@ func readResults(t *testing.T, s *capsule.Study, run string) (string, map[string
 // score.
 func TestAttributeGroupClaim(t *testing.T) {
 	s := simulateStudy(t, mmluStudy, 5, 0)
-	att, err := capsule.Attribute(context.Background(), s, analysis.AttributionOptions{Seed: 1, Resamples: 2000})
+	att, err := study.Attribute(context.Background(), s, analysis.AttributionOptions{Seed: 1, Resamples: 2000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestAttributeGroupNotWeightedBySize(t *testing.T) {
 	if err := os.WriteFile(path, edited, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = capsule.Attribute(context.Background(), s, analysis.AttributionOptions{Seed: 1, Resamples: 200})
+	_, err = study.Attribute(context.Background(), s, analysis.AttributionOptions{Seed: 1, Resamples: 200})
 	if !errors.Is(err, analysis.ErrGroupNotJoinable) || !strings.Contains(err.Error(), "weight_by_size: false") || !strings.Contains(err.Error(), "baseline") {
 		t.Fatalf("got %v", err)
 	}
@@ -257,7 +257,7 @@ func TestAttributeGroupNotWeightedBySize(t *testing.T) {
 // documents: all of a group's members, not one of them.
 func TestReportGroupClaimComparison(t *testing.T) {
 	s := simulateStudy(t, mmluStudy, 5, 0)
-	rep, err := capsule.BuildReport(context.Background(), s, capsule.ReportOptions{Attribution: analysis.AttributionOptions{Seed: 1, Resamples: 500}})
+	rep, err := study.BuildReport(context.Background(), s, study.ReportOptions{Attribution: analysis.AttributionOptions{Seed: 1, Resamples: 500}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestReportGroupClaimComparison(t *testing.T) {
 // too, each miss one table row whatever the model wrote.
 func TestReportMarkdown(t *testing.T) {
 	s := simulateStudy(t, demoStudy, 7, 300)
-	rep, err := capsule.BuildReport(context.Background(), s, capsule.ReportOptions{Attribution: analysis.AttributionOptions{Seed: 1, Resamples: 500}})
+	rep, err := study.BuildReport(context.Background(), s, study.ReportOptions{Attribution: analysis.AttributionOptions{Seed: 1, Resamples: 500}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package capsule_test
+package study_test
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 	"testing"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
-	"github.com/evalcapsule/evalcapsule/capsule"
+	"github.com/evalcapsule/evalcapsule/study"
 )
 
 // chromium returns Debian's headless Chromium; the report tests fail, not
@@ -57,8 +57,8 @@ func headless(t *testing.T, args ...string) []byte {
 // down.
 func TestReportInChromium(t *testing.T) {
 	s := simulateStudy(t, demoStudy, 5, 300)
-	opts := capsule.ReportOptions{Attribution: analysis.AttributionOptions{Seed: 1, Resamples: 2000}}
-	rep, err := capsule.BuildReport(context.Background(), s, opts)
+	opts := study.ReportOptions{Attribution: analysis.AttributionOptions{Seed: 1, Resamples: 2000}}
+	rep, err := study.BuildReport(context.Background(), s, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestReportInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	att, err := capsule.Attribute(context.Background(), s, opts.Attribution)
+	att, err := study.Attribute(context.Background(), s, opts.Attribution)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package capsule
+package study
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"github.com/evalcapsule/evalcapsule/harness"
 )
 
-// RunOptions configures Run. Runner is required.
-type RunOptions struct {
+// SweepOptions configures Run. Runner is required.
+type SweepOptions struct {
 	Runner harness.Runner
 	// RunnerKind is recorded in run.json ("local", "container", "slurm",
 	// "simulated").
@@ -51,15 +51,15 @@ type RunOutcome struct {
 	Err      error
 }
 
-// Sweep is the outcome of Run.
-type Sweep struct {
+// SweepResult is the outcome of Run.
+type SweepResult struct {
 	Runs []RunOutcome
 	// Duration is the wall time of the whole sweep.
 	Duration time.Duration
 }
 
 // Counts returns how many runs ended in each status.
-func (s *Sweep) Counts() map[string]int {
+func (s *SweepResult) Counts() map[string]int {
 	c := map[string]int{}
 	for _, r := range s.Runs {
 		c[r.Status]++
@@ -67,19 +67,19 @@ func (s *Sweep) Counts() map[string]int {
 	return c
 }
 
-// Run executes the study's planned runs that are not done yet: it computes
+// Sweep executes the study's planned runs that are not done yet: it computes
 // every run's lm-eval command line first (a setting the pinned lm-eval does
 // not support stops everything before anything runs), writes each run's
 // run.json as planned, and hands the runs to the runner, Parallel at a time.
 // Cancelling ctx interrupts the runs in flight; finished runs are kept, and
 // running the study again resumes where it stopped.
-func Run(ctx context.Context, s *Study, opts RunOptions) (*Sweep, error) {
+func Sweep(ctx context.Context, s *Study, opts SweepOptions) (*SweepResult, error) {
 	if opts.Runner == nil {
 		return nil, errors.New("no runner")
 	}
 	version, err := harness.ParseVersion(s.Harness.Version)
 	if err != nil {
-		return nil, &StudyError{Path: s.Path, Field: "harness.version", Msg: err.Error()}
+		return nil, &Error{Path: s.Path, Field: "harness.version", Msg: err.Error()}
 	}
 	command := opts.Command
 	if len(command) == 0 {
@@ -156,7 +156,7 @@ func Run(ctx context.Context, s *Study, opts RunOptions) (*Sweep, error) {
 		}
 	}
 	start := time.Now()
-	sweep := &Sweep{Runs: make([]RunOutcome, len(jobs))}
+	sweep := &SweepResult{Runs: make([]RunOutcome, len(jobs))}
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < parallel; w++ {
