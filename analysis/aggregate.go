@@ -1,11 +1,15 @@
 package analysis
 
-import "math"
+import (
+	"math"
+
+	"github.com/evalcapsule/evalcapsule/internal/pynum"
+)
 
 // Mean is lm-eval's mean aggregation, sum(items) / len(items), with the
 // summation CPython used for items of this kind.
 func Mean(xs []float64, kind PyKind, rule Summation) float64 {
-	return pySum(xs, kind, rule) / float64(len(xs))
+	return pynum.Mean(xs, kind, rule)
 }
 
 // MeanStderr is lm-eval's mean_stderr: the Bessel-corrected sample standard
@@ -13,24 +17,14 @@ func Mean(xs []float64, kind PyKind, rule Summation) float64 {
 // math.sqrt(sum([(x - mu) ** 2 for x in xs]) / (n - 1)) / math.sqrt(n).
 // It returns NaN when len(xs) < 2 (lm-eval writes "N/A" there).
 func MeanStderr(xs []float64, kind PyKind, rule Summation) float64 {
-	return sampleStddev(xs, kind, rule) / math.Sqrt(float64(len(xs)))
+	return pynum.MeanStderr(xs, kind, rule)
 }
 
 // SubtaskMean is lm-eval's aggregate_subtask_metrics: a group's value from its
 // members' values, weighted by member size or not,
 // sum([m * size for ...]) / sum(sizes).
 func SubtaskMean(values []float64, sizes []int, weightBySize bool, rule Summation) float64 {
-	prod := make([]float64, len(values))
-	total := 0
-	for i, v := range values {
-		w := 1
-		if weightBySize {
-			w = sizes[i]
-		}
-		prod[i] = float64(v * float64(w))
-		total += w
-	}
-	return pySum(prod, PyFloat, rule) / float64(total)
+	return pynum.SubtaskMean(values, sizes, weightBySize, rule)
 }
 
 // PooledStderr is lm-eval's pooled_sample_stderr:
@@ -38,20 +32,7 @@ func SubtaskMean(values []float64, sizes []int, weightBySize bool, rule Summatio
 // kinds gives each stderr's Python type: a leaf's stderr is a Python float,
 // a sub-group's (from np.sqrt) a numpy scalar, which changes the summation.
 func PooledStderr(stderrs []float64, sizes []int, kinds []PyKind, rule Summation) float64 {
-	terms := make([]float64, len(stderrs))
-	termKinds := make([]PyKind, len(stderrs))
-	total := 0
-	for i, se := range stderrs {
-		// (size - 1) * stderr**2 * size, left to right; ** 2 is libm's pow.
-		terms[i] = float64(float64(float64(sizes[i]-1)*libmSquare(se)) * float64(sizes[i]))
-		termKinds[i] = PyFloat
-		if kinds != nil && kinds[i] == NumpyFloat {
-			termKinds[i] = NumpyFloat
-		}
-		total += sizes[i]
-	}
-	pooledVar := pySumKinds(terms, termKinds, rule) / float64(total-len(stderrs))
-	return math.Sqrt(pooledVar / float64(total))
+	return pynum.PooledStderr(stderrs, sizes, kinds, rule)
 }
 
 // CombinedStderr is the group aggregation of lm-eval v0.4.0 and v0.4.1: the
@@ -59,13 +40,13 @@ func PooledStderr(stderrs []float64, sizes []int, kinds []PyKind, rule Summation
 // variance then combined around the updated mean. It returns the group value
 // and its stderr.
 func CombinedStderr(values, stderrs []float64, sizes []int) (value, stderr float64) {
-	mean, variance, size := values[0], libmSquare(stderrs[0]), sizes[0]
+	mean, variance, size := values[0], pynum.Square(stderrs[0]), sizes[0]
 	for i := 1; i < len(values); i++ {
 		m, se, n := values[i], stderrs[i], sizes[i]
 		mean = (float64(mean*float64(size)) + float64(m*float64(n))) / float64(size+n)
-		a := float64(float64(size-1)*variance) + float64(float64(n-1)*libmSquare(se))
+		a := float64(float64(size-1)*variance) + float64(float64(n-1)*pynum.Square(se))
 		b := float64(float64(size*n) / float64((size+n)*(size+n-1)))
-		variance = a/float64(size+n-1) + float64(b*libmSquare(mean-m))
+		variance = a/float64(size+n-1) + float64(b*pynum.Square(mean-m))
 		size += n
 	}
 	return mean, math.Sqrt(variance)

@@ -86,28 +86,3 @@ func bernoulli(rng *rand.Rand, n int, p float64) []float64 {
 	rng.Shuffle(n, func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
 	return xs
 }
-
-// TestPySumKinds checks the transitions of CPython's sum() between its int,
-// float and generic paths on hand-worked cases where they matter.
-func TestPySumKinds(t *testing.T) {
-	big, one := 1e16, 1.0
-	xs := []float64{big, one, one, -big}
-	// Compensated: 2; plain: 0 (1e16 + 1 rounds back to 1e16 twice).
-	if got := pySumKinds(xs, []PyKind{PyFloat, PyFloat, PyFloat, PyFloat}, Neumaier); got != 2 {
-		t.Errorf("all floats, 3.12: %v, want 2", got)
-	}
-	if got := pySumKinds(xs, []PyKind{PyFloat, PyFloat, PyFloat, PyFloat}, Naive); got != 0 {
-		t.Errorf("all floats, 3.11: %v, want 0", got)
-	}
-	// A numpy scalar drops sum() to the generic path for the rest: the
-	// compensation gathered so far is added once, then plain addition.
-	if got := pySumKinds(xs, []PyKind{PyFloat, NumpyFloat, PyFloat, PyFloat}, Neumaier); got != 0 {
-		t.Errorf("numpy second: %v, want 0", got)
-	}
-	if got := pySumKinds(xs, []PyKind{PyFloat, PyFloat, PyFloat, NumpyFloat}, Neumaier); got != 2 {
-		t.Errorf("numpy last: %v, want 2", got)
-	}
-	if got := pySum(xs, NumpyFloat, Neumaier); got != 0 {
-		t.Errorf("numpy items: %v, want 0", got)
-	}
-}

@@ -3,6 +3,8 @@ package analysis
 import (
 	"fmt"
 	"math"
+
+	"github.com/evalcapsule/evalcapsule/internal/pynum"
 )
 
 // aggContext is what decides the last bits of an aggregate besides the items:
@@ -107,9 +109,9 @@ func aggregateWith(agg string, items []float64, pairs [][]float64, kind PyKind, 
 		}
 		// weighted_mean: sum(a) / sum(b), float log-likelihoods over int
 		// counts.
-		wm := pySum(a, PyFloat, ac.rule) / pySum(b, PyInt, ac.rule)
+		wm := pynum.Sum(a, PyFloat, ac.rule) / pynum.Sum(b, PyInt, ac.rule)
 		if agg == "weighted_perplexity" {
-			return Num(libmExp(-wm)), NA, why, nil
+			return Num(pynum.Exp(-wm)), NA, why, nil
 		}
 		return Num(-wm / math.Ln2), NA, why, nil
 	case "bleu", "chrf", "ter":

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/evalcapsule/evalcapsule/analysis/internal/pyrand"
+	"github.com/evalcapsule/evalcapsule/internal/pynum"
 )
 
 // This file reproduces the bootstrap standard errors of lm-eval 0.4.x
@@ -17,10 +18,9 @@ import (
 //
 // Besides the resampling itself, three things decide the last bits:
 //
-//   - which summation CPython's sum() uses for the replicates (pysum.go);
+//   - which summation CPython's sum() uses for the replicates (pynum.Sum);
 //   - that (x - mu) ** 2 and math.exp are the C library's pow and exp, which
-//     are not correctly rounded (libm_cgo.go calls them: libmSquare,
-//     libmExp);
+//     are not correctly rounded (pynum.Square and pynum.Exp call them);
 //   - numpy's pairwise summation inside np.nanmean (NumpySum).
 //
 // Go may fuse x*y + z into one fused multiply-add on some architectures.
@@ -158,7 +158,7 @@ const bootstrapChunk = 1000
 // single replicate, which divides by zero in sample_stddev).
 func BootstrapStderr(n int, stat func(idx []int) float64, iters int, replicate PyKind, rule Summation) float64 {
 	res := bootstrapReplicates(n, stat, iters)
-	return sampleStddev(res, replicate, rule)
+	return pynum.SampleStddev(res, replicate, rule)
 }
 
 // bootstrapReplicates returns the replicates bootstrap_stderr collects in
@@ -208,32 +208,6 @@ func bootstrapReplicates(n int, stat func(idx []int) float64, iters int) []float
 		panic(failure)
 	}
 	return res
-}
-
-// sampleStddev is lm-eval's sample_stddev:
-//
-//	mu = sum(arr) / len(arr)
-//	math.sqrt(sum([(x - mu) ** 2 for x in arr]) / (len(arr) - 1))
-//
-// for values of Python type kind summed under rule. Deviations of ints and
-// floats are Python floats, those of numpy scalars numpy scalars; ** 2 is the
-// C library's pow for both. It returns NaN for fewer than two values, where
-// Python divides by zero.
-func sampleStddev(xs []float64, kind PyKind, rule Summation) float64 {
-	n := len(xs)
-	if n < 2 {
-		return math.NaN()
-	}
-	mu := pySum(xs, kind, rule) / float64(n)
-	devKind := PyFloat
-	if kind == NumpyFloat {
-		devKind = NumpyFloat
-	}
-	sq := make([]float64, n)
-	for i, x := range xs {
-		sq[i] = libmSquare(x - mu)
-	}
-	return math.Sqrt(pySum(sq, devKind, rule) / float64(n-1))
 }
 
 // floatPool holds scratch slices for the statistics, which run once per
@@ -437,7 +411,7 @@ func selectKth(v []float64, k int) float64 {
 // of the resample xs[idx[0]], xs[idx[1]], ... (all of xs for a nil idx).
 // kind and rule are those of the items (Python floats: the per-document
 // loglikelihoods) for mean's sum(). The replicate is a Python float.
-// math.exp is glibc's exp, see libmExp. It returns NaN for an empty resample
+// math.exp is glibc's exp, see pynum.Exp. It returns NaN for an empty resample
 // (Python raises ZeroDivisionError) and +Inf where math.exp raises
 // OverflowError (a mean loglikelihood below about -709.78).
 func Perplexity(xs []float64, idx []int, kind PyKind, rule Summation) float64 {
@@ -452,7 +426,7 @@ func Perplexity(xs []float64, idx []int, kind PyKind, rule Summation) float64 {
 	for i, j := range idx {
 		v[i] = xs[j]
 	}
-	return libmExp(-(pySum(v, kind, rule) / float64(n)))
+	return pynum.Exp(-(pynum.Sum(v, kind, rule) / float64(n)))
 }
 
 // NumpyReduce is how numpy's add.reduce walks a contiguous float64 array,
@@ -725,7 +699,7 @@ func MatthewsCorrcoef(golds, preds []int, idx []int) float64 {
 		pp += c * c
 	}
 	n := float64(len(idx))
-	n2 := libmSquare(n)
+	n2 := pynum.Square(n)
 	covYtYp := float64(float64(correct)*n) - float64(tp)
 	covYpYp := n2 - float64(pp)
 	covYtYt := n2 - float64(tt)

@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/evalcapsule/evalcapsule/analysis/internal/pyrand"
+	"github.com/evalcapsule/evalcapsule/internal/pynum"
 )
 
 // debianPython is the reference interpreter of the cross-checks: Debian's
@@ -252,218 +252,6 @@ func checkBootstrap(t *testing.T, name string, n int, stat func([]int) float64, 
 	}
 }
 
-// TestSampleStddevAgainstCPython compares sampleStddev with lm-eval's
-// sample_stddev on arrays of a few distinct values each, the shape of
-// bootstrap replicates of 0/1 scores. There every deviation's square is
-// repeated many times, so the one input in a thousand where Python's
-// (x - mu) ** 2 (glibc's pow) is not (x - mu) * (x - mu) moves the result;
-// the test also makes sure the data contains such cases.
-func TestSampleStddevAgainstCPython(t *testing.T) {
-	rule := pythonRule(t)
-	r := pyrand.New(2718)
-	arrays := make([][]float64, 2000)
-	for i := range arrays {
-		distinct := []float64{r.Random(), r.Random() * 3, r.Random() - 7}
-		a := make([]float64, 20+int(r.Random()*60))
-		for j := range a {
-			a[j] = distinct[int(r.Random()*3)]
-		}
-		arrays[i] = a
-	}
-	// 61 ones and 309 zeros: the one binary array of length 20 to 400 a
-	// search of 200000 found where pow and d*d disagree (by 2 ulp).
-	arrays = append(arrays, slices.Concat(slices.Repeat([]float64{1}, 61), slices.Repeat([]float64{0}, 309)))
-	in := make([][]string, len(arrays))
-	for i, a := range arrays {
-		in[i] = hexes(a)
-	}
-	payload, _ := json.Marshal(in)
-	out := runPython(t, lmEvalPy+`
-for a in json.loads(sys.stdin.read()):
-    print(sample_stddev([float.fromhex(h) for h in a]).hex())
-`, string(payload))
-	lines := strings.Fields(string(out))
-	if len(lines) != len(arrays) {
-		t.Fatalf("Python printed %d results for %d arrays", len(lines), len(arrays))
-	}
-	bad, mulDiffers := 0, 0
-	for i, a := range arrays {
-		want := parseHex(t, lines[i])
-		if got := sampleStddev(a, PyFloat, rule); !same(got, want) {
-			bad++
-			if bad <= 5 {
-				t.Errorf("array %d: sampleStddev = %x, CPython %x", i, got, want)
-			}
-		}
-		// The same with d*d in place of pow.
-		mu := pySum(a, PyFloat, rule) / float64(len(a))
-		sq := make([]float64, len(a))
-		for j, x := range a {
-			d := x - mu
-			sq[j] = float64(d * d)
-		}
-		if !same(math.Sqrt(pySum(sq, PyFloat, rule)/float64(len(a)-1)), want) {
-			mulDiffers++
-		}
-	}
-	if bad > 0 {
-		t.Errorf("%d of %d arrays differ", bad, len(arrays))
-	}
-	if mulDiffers == 0 {
-		t.Error("no array where d*d instead of d ** 2 changes the result; the check is too weak")
-	}
-}
-
-// TestLibmAgainstCPython compares libmExp with Python's math.exp and
-// libmSquare with Python's x ** 2, which call glibc's exp and pow, on inputs
-// that cover the fast paths and the overflow and subnormal special cases.
-func TestLibmAgainstCPython(t *testing.T) {
-	out := runPython(t, `
-import math, random, struct
-r = random.Random(20240611)
-xs = [0.0, -0.0, 1.0, -1.0, 5e-324, -5e-324, 1e-310, 2.0**-1022, 1e308, -1e308,
-      1.3407807929942596e154, 1.4916681462400413e-154, 709.782712893384,
-      709.7827128933841, -745.1332191019411, -708.3964185322641, -744.0,
-      2.0**-55, 2.0**-54, -2.0**-54, 512.0, 1024.0, -1024.0, float("inf"),
-      float("-inf"), float("nan")]
-for i in range(60000):
-    c = i % 6
-    if c == 0:
-        x = struct.unpack("<d", struct.pack("<Q", r.getrandbits(64)))[0]
-    elif c == 1:
-        x = r.uniform(-746, 710)
-    elif c == 2:
-        x = r.uniform(-1, 30)
-    elif c == 3:
-        x = (r.random() - 0.5) * 2.0 ** r.randint(-1074, 1023)
-    elif c == 4:
-        x = r.uniform(-760, -700)
-    else:
-        x = (r.random() - 0.5) * 2.0 ** r.randint(-60, 60)
-    xs.append(x)
-def h(f, x):
-    try:
-        return f(x).hex()
-    except OverflowError:
-        return "inf"
-for x in xs:
-    print(x.hex(), h(math.exp, x), h(lambda v: v ** 2, x))
-`, "")
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	n, expBad, sqBad, naiveSq := 0, 0, 0, 0
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		x, wantExp, wantSq := parseHex(t, f[0]), parseHex(t, f[1]), parseHex(t, f[2])
-		n++
-		if got := libmExp(x); !same(got, wantExp) {
-			expBad++
-			if expBad <= 5 {
-				t.Errorf("libmExp(%x) = %x, math.exp %x", x, got, wantExp)
-			}
-		}
-		if got := libmSquare(x); !same(got, wantSq) {
-			sqBad++
-			if sqBad <= 5 {
-				t.Errorf("libmSquare(%x) = %x, x ** 2 %x", x, got, wantSq)
-			}
-		}
-		if !same(x*x, wantSq) {
-			naiveSq++
-		}
-	}
-	if n < 60000 {
-		t.Fatalf("only %d lines from Python", n)
-	}
-	if expBad+sqBad > 0 {
-		t.Errorf("%d of %d exp and %d of %d squares differ", expBad, n, sqBad, n)
-	}
-	// The port exists because x*x is not x ** 2: make sure the inputs
-	// exercise that difference.
-	if naiveSq == 0 {
-		t.Errorf("no input where x*x differs from x ** 2; the check is too weak")
-	}
-}
-
-// TestLibmKnownValues pins values that need no Python: cases where x ** 2
-// is not x*x and math.exp is not Go's math.Exp, taken from CPython 3.11 on
-// glibc 2.36 (x86-64, FMA).
-func TestLibmKnownValues(t *testing.T) {
-	for _, c := range []struct{ x, want float64 }{
-		{0x1.e1374ada93898p-1, 0x1.c448699d4f1c9p-1},  // x*x ends in ...cap-1
-		{-0x1.11196d762639dp+0, 0x1.23573dfc8d68ap+0}, // x*x ends in ...689p+0
-		{0x1.0000000000001p0, 0x1.0000000000002p0},
-		{3, 9},
-		{-0x1p-540, 0},
-		{math.Inf(-1), math.Inf(1)},
-		{0x1p600, math.Inf(1)},
-	} {
-		if got := libmSquare(c.x); !same(got, c.want) {
-			t.Errorf("libmSquare(%x) = %x, want %x", c.x, got, c.want)
-		}
-	}
-	for _, c := range []struct{ x, want float64 }{
-		{0x1.a1caf76d922p+02, 0x1.5604d4b26f003p+09},   // math.Exp: ...004p+09
-		{-0x1.a4625ce87338p+00, 0x1.8c6d6e5ef84d5p-03}, // math.Exp: ...4d4p-03
-		{0, 1},
-		{1, math.E},
-		{-746, 0},
-		{710, math.Inf(1)},
-		{math.Inf(-1), 0},
-	} {
-		if got := libmExp(c.x); !same(got, c.want) {
-			t.Errorf("libmExp(%x) = %x, want %x", c.x, got, c.want)
-		}
-	}
-}
-
-// TestSampleStddevSummation checks sample_stddev's two sums under both
-// summation rules on hand-worked data where they disagree.
-func TestSampleStddevSummation(t *testing.T) {
-	// sum([0.1]*10) is 0.9999999999999999 with plain addition and 1.0 with
-	// CPython 3.12's compensated sum (its What's New example), so the mean
-	// is exact and every deviation 0 only under Neumaier. The naive value
-	// is CPython 3.11's sample_stddev([0.1]*10).
-	tenths := slices.Repeat([]float64{0.1}, 10)
-	naiveTenths := 0x1.0dd90273c3ce2p-56
-	// A, 1, -A, -1, 1, -1, 1, -1 with A = 2^26 has mean 0 either way; the
-	// squares 2^52, 1, 2^52, 1, ... add up to 2^53 plainly (each 1 is lost
-	// to ties-to-even at 2^53) and to 2^53+6 exactly, which Neumaier
-	// finds. sqrt(2^53/7) and sqrt((2^53+6)/7) as float.hex:
-	a := float64(1 << 26)
-	big := []float64{a, 1, -a, -1, 1, -1, 1, -1}
-	naiveBig, exactBig := 0x1.11acee560242ap+25, 0x1.11acee560242cp+25
-	for _, c := range []struct {
-		name string
-		xs   []float64
-		kind PyKind
-		rule Summation
-		want float64
-	}{
-		{"tenths float naive", tenths, PyFloat, Naive, naiveTenths},
-		{"tenths float neumaier", tenths, PyFloat, Neumaier, 0},
-		{"tenths numpy neumaier", tenths, NumpyFloat, Neumaier, naiveTenths},
-		{"big float naive", big, PyFloat, Naive, naiveBig},
-		{"big float neumaier", big, PyFloat, Neumaier, exactBig},
-		{"big numpy neumaier", big, NumpyFloat, Neumaier, naiveBig},
-		// Ints sum exactly either way, but their deviations are floats.
-		{"big int neumaier", big, PyInt, Neumaier, exactBig},
-		{"big int naive", big, PyInt, Naive, naiveBig},
-	} {
-		if got := sampleStddev(c.xs, c.kind, c.rule); !same(got, c.want) {
-			t.Errorf("%s: sampleStddev = %x, want %x", c.name, got, c.want)
-		}
-	}
-	// sample_stddev([1.0]*61 + [0.0]*309) in CPython 3.11 is ...b3d; squaring
-	// with d*d instead of pow gives ...b3b.
-	ones := slices.Concat(slices.Repeat([]float64{1}, 61), slices.Repeat([]float64{0}, 309))
-	if got, want := sampleStddev(ones, PyFloat, Naive), 0x1.7c7a7bfd0fb3dp-2; got != want {
-		t.Errorf("61 ones, 309 zeros: sampleStddev = %x, want %x", got, want)
-	}
-	if got := sampleStddev([]float64{1}, PyFloat, Naive); !math.IsNaN(got) {
-		t.Errorf("one value: got %v, want NaN (Python divides by zero)", got)
-	}
-}
-
 // TestBootstrapNeumaier checks that BootstrapStderr hands its replicates to
 // the summation of their kind: a constant statistic of 0.1 gives 1000
 // replicates whose compensated mean is exactly 0.1 (standard error 0) while
@@ -473,7 +261,7 @@ func TestBootstrapNeumaier(t *testing.T) {
 	if got := BootstrapStderr(5, stat, 1000, PyFloat, Neumaier); got != 0 {
 		t.Errorf("Python floats, Neumaier: %v, want 0", got)
 	}
-	naive := sampleStddev(slices.Repeat([]float64{0.1}, 1000), PyFloat, Naive)
+	naive := pynum.SampleStddev(slices.Repeat([]float64{0.1}, 1000), PyFloat, Naive)
 	if naive == 0 {
 		t.Fatal("plain addition of 1000 × 0.1 is exact; the check is too weak")
 	}

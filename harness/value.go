@@ -2,9 +2,8 @@ package harness
 
 import (
 	"bytes"
-	"math"
-	"strconv"
-	"strings"
+
+	"github.com/evalcapsule/evalcapsule/internal/pynum"
 )
 
 // Kind is the JSON type of a Value.
@@ -88,7 +87,7 @@ func (v Value) Float() (float64, bool) {
 	case Number:
 		return v.Num, true
 	case String:
-		f, err := parsePyFloat(v.Str)
+		f, err := pynum.ParseFloat(v.Str)
 		return f, err == nil
 	case Bool:
 		if v.Bool {
@@ -117,72 +116,12 @@ func (v Value) Truth() (bool, bool) {
 	return false, false
 }
 
-// parsePyFloat parses Python's float repr, including nan and inf.
-func parsePyFloat(s string) (float64, error) {
-	switch s {
-	case "nan", "NaN":
-		return math.NaN(), nil
-	case "inf", "Infinity":
-		return math.Inf(1), nil
-	case "-inf", "-Infinity":
-		return math.Inf(-1), nil
-	}
-	return strconv.ParseFloat(s, 64)
-}
-
-// FormatFloat writes f the way Python's repr writes a float (or an int when
-// isInt): shortest round-trip digits, "1.0" for integral floats, exponent
-// notation exactly when Python uses it (exponent < -4 or >= 16).
+// FormatFloat writes a number the way Python writes it into JSON: a float
+// as repr does (shortest round-trip digits, "1.0" for integral floats,
+// exponent notation exactly when Python uses it: exponent < -4 or >= 16) and
+// NaN, Infinity and -Infinity as json.dumps does; an int (isInt) as its
+// digits.
 func FormatFloat(f float64, isInt bool) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	if isInt && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-		return strconv.FormatInt(int64(f), 10)
-	}
-	if f == 0 {
-		if math.Signbit(f) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	digits := strconv.FormatFloat(math.Abs(f), 'e', -1, 64) // d.ddde±XX
-	mant, expStr, _ := strings.Cut(digits, "e")
-	exp, _ := strconv.Atoi(expStr)
-	ds := strings.Replace(mant, ".", "", 1)
-	sign := ""
-	if f < 0 {
-		sign = "-"
-	}
-	if exp < -4 || exp >= 16 {
-		m := ds[:1]
-		if len(ds) > 1 {
-			m += "." + ds[1:]
-		}
-		es := "+"
-		if exp < 0 {
-			es = "-"
-			exp = -exp
-		}
-		return sign + m + "e" + es + leftPad2(exp)
-	}
-	if exp < 0 {
-		return sign + "0." + strings.Repeat("0", -exp-1) + ds
-	}
-	if len(ds) <= exp+1 {
-		return sign + ds + strings.Repeat("0", exp+1-len(ds)) + ".0"
-	}
-	return sign + ds[:exp+1] + "." + ds[exp+1:]
-}
-
-func leftPad2(n int) string {
-	if n < 10 {
-		return "0" + strconv.Itoa(n)
-	}
-	return strconv.Itoa(n)
+	var b [32]byte
+	return string(pynum.AppendJSONNumber(b[:0], f, isInt))
 }

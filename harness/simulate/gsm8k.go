@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/evalcapsule/evalcapsule/internal/pynum"
 )
 
 // GSM8K as lm-eval 0.4.9.1 runs it (lm_eval/tasks/gsm8k/gsm8k.yaml, task
@@ -222,17 +224,17 @@ type gsm8kDoc struct{ question, answer string }
 
 func (d *gsm8kDoc) appendCompact(dst []byte) []byte {
 	dst = append(dst, `{"question": `...)
-	dst = appendPyString(dst, d.question)
+	dst = pynum.AppendString(dst, d.question)
 	dst = append(dst, `, "answer": `...)
-	dst = appendPyString(dst, d.answer)
+	dst = pynum.AppendString(dst, d.answer)
 	return append(dst, '}')
 }
 
 func (d *gsm8kDoc) appendIndent2(dst []byte) []byte {
 	dst = append(dst, "{\n  \"question\": "...)
-	dst = appendPyString(dst, d.question)
+	dst = pynum.AppendString(dst, d.question)
 	dst = append(dst, ",\n  \"answer\": "...)
-	dst = appendPyString(dst, d.answer)
+	dst = pynum.AppendString(dst, d.answer)
 	return append(dst, "\n}"...)
 }
 

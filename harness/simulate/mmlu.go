@@ -3,6 +3,8 @@ package simulate
 import (
 	"strconv"
 	"strings"
+
+	"github.com/evalcapsule/evalcapsule/internal/pynum"
 )
 
 // MMLU as lm-eval 0.4.9.1 runs it (lm_eval/tasks/mmlu/default): 57 subject
@@ -243,15 +245,15 @@ func (d *mmluDoc) text() string {
 // appendCompact appends the doc as json.dumps(doc, ensure_ascii=False).
 func (d *mmluDoc) appendCompact(dst []byte) []byte {
 	dst = append(dst, `{"question": `...)
-	dst = appendPyString(dst, d.question)
+	dst = pynum.AppendString(dst, d.question)
 	dst = append(dst, `, "subject": `...)
-	dst = appendPyString(dst, d.subject)
+	dst = pynum.AppendString(dst, d.subject)
 	dst = append(dst, `, "choices": [`...)
 	for i, c := range d.choices {
 		if i > 0 {
 			dst = append(dst, ", "...)
 		}
-		dst = appendPyString(dst, c)
+		dst = pynum.AppendString(dst, c)
 	}
 	dst = append(dst, `], "answer": `...)
 	dst = strconv.AppendInt(dst, int64(d.answer), 10)
@@ -262,16 +264,16 @@ func (d *mmluDoc) appendCompact(dst []byte) []byte {
 // text lm-eval hashes into doc_hash.
 func (d *mmluDoc) appendIndent2(dst []byte) []byte {
 	dst = append(dst, "{\n  \"question\": "...)
-	dst = appendPyString(dst, d.question)
+	dst = pynum.AppendString(dst, d.question)
 	dst = append(dst, ",\n  \"subject\": "...)
-	dst = appendPyString(dst, d.subject)
+	dst = pynum.AppendString(dst, d.subject)
 	dst = append(dst, ",\n  \"choices\": ["...)
 	for i, c := range d.choices {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, "\n    "...)
-		dst = appendPyString(dst, c)
+		dst = pynum.AppendString(dst, c)
 	}
 	dst = append(dst, "\n  ],\n  \"answer\": "...)
 	dst = strconv.AppendInt(dst, int64(d.answer), 10)

@@ -1,8 +1,9 @@
 package simulate
 
 import (
-	"math"
 	"strconv"
+
+	"github.com/evalcapsule/evalcapsule/internal/pynum"
 )
 
 // This file reproduces the bytes CPython's json module writes, because
@@ -14,139 +15,8 @@ import (
 //     plus a newline, two spaces per level, empty containers as [] and {};
 //   - floats as float.__repr__ (shortest round-trip digits);
 //   - strings escaped like the encoder's ESCAPE_DCT, non-ASCII kept as UTF-8.
-
-const hexDigits = "0123456789abcdef"
-
-// appendPyString appends s as a JSON string literal exactly as Python's
-// json encoder writes it with ensure_ascii=False: the escapes \" \\ \n \r
-// \t \b \f, \u00XX (lower-case hex) for the other control characters, and
-// every other byte (DEL, U+2028, all non-ASCII) unchanged.
-func appendPyString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	dst = appendPyEscaped(dst, s)
-	return append(dst, '"')
-}
-
-// appendPyEscaped appends the inside of the string literal: s escaped,
-// without the quotes. A long prompt prefix shared by many lines is escaped
-// once with it and reused.
-func appendPyEscaped(dst []byte, s string) []byte {
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		start = i + 1
-	}
-	return append(dst, s[start:]...)
-}
-
-// appendPyRepr appends Python's repr(f) (which str(f) equals): the shortest
-// digits that round-trip, in positional notation when the decimal exponent
-// is in [-4, 16) (always with a fractional part, so 1.0 not 1) and in
-// scientific notation otherwise, with a signed exponent of at least two
-// digits (1e-05, 1.5e+16). Non-finite values follow str(): inf, -inf, nan.
-func appendPyRepr(dst []byte, f float64) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(dst, "nan"...)
-	case math.IsInf(f, 1):
-		return append(dst, "inf"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-inf"...)
-	}
-	var tmp [32]byte
-	e := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64) // [-]d[.ddd]e±XX
-	if e[0] == '-' {
-		dst = append(dst, '-')
-		e = e[1:]
-	}
-	var digits [24]byte
-	nd := 0
-	i := 0
-	for ; e[i] != 'e'; i++ {
-		if e[i] != '.' {
-			digits[nd] = e[i]
-			nd++
-		}
-	}
-	exp, _ := strconv.Atoi(string(e[i+1:]))
-	// decpt is the position of the decimal point relative to the digits:
-	// value = 0.d1d2... × 10^decpt, CPython's format_float_short convention.
-	decpt := exp + 1
-	if decpt > -4 && decpt <= 16 {
-		switch {
-		case decpt <= 0:
-			dst = append(dst, '0', '.')
-			for k := 0; k < -decpt; k++ {
-				dst = append(dst, '0')
-			}
-			dst = append(dst, digits[:nd]...)
-		case decpt >= nd:
-			dst = append(dst, digits[:nd]...)
-			for k := nd; k < decpt; k++ {
-				dst = append(dst, '0')
-			}
-			dst = append(dst, '.', '0')
-		default:
-			dst = append(dst, digits[:decpt]...)
-			dst = append(dst, '.')
-			dst = append(dst, digits[decpt:nd]...)
-		}
-		return dst
-	}
-	dst = append(dst, digits[0])
-	if nd > 1 {
-		dst = append(dst, '.')
-		dst = append(dst, digits[1:nd]...)
-	}
-	dst = append(dst, 'e')
-	x := decpt - 1
-	if x < 0 {
-		dst = append(dst, '-')
-		x = -x
-	} else {
-		dst = append(dst, '+')
-	}
-	if x < 10 {
-		dst = append(dst, '0')
-	}
-	return strconv.AppendInt(dst, int64(x), 10)
-}
-
-// appendPyJSONFloat appends a float as json.dumps writes it: repr for finite
-// values, and the non-standard tokens NaN, Infinity, -Infinity otherwise.
-func appendPyJSONFloat(dst []byte, f float64) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(dst, "NaN"...)
-	case math.IsInf(f, 1):
-		return append(dst, "Infinity"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-Infinity"...)
-	}
-	return appendPyRepr(dst, f)
-}
+//
+// The floats and strings themselves are package pynum's.
 
 // object is an insertion-ordered JSON object: Python dicts keep insertion
 // order and lm-eval's files depend on it, so a Go map will not do.
@@ -190,9 +60,9 @@ func appendIndented(dst []byte, v any, level int) []byte {
 		}
 		return append(dst, "false"...)
 	case string:
-		return appendPyString(dst, x)
+		return pynum.AppendString(dst, x)
 	case float64:
-		return appendPyJSONFloat(dst, x)
+		return pynum.AppendJSONFloat(dst, x)
 	case int:
 		return strconv.AppendInt(dst, int64(x), 10)
 	case int64:
@@ -227,7 +97,7 @@ func appendIndented(dst []byte, v any, level int) []byte {
 				dst = append(dst, ',')
 			}
 			dst = newline(dst, level+1)
-			dst = appendPyString(dst, k)
+			dst = pynum.AppendString(dst, k)
 			dst = append(dst, ':', ' ')
 			dst = appendIndented(dst, x.vals[i], level+1)
 		}

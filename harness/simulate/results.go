@@ -4,7 +4,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/internal/pynum"
 )
 
 // Fixed facts of the simulated environment, written where lm-eval records
@@ -60,15 +60,15 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 	for _, run := range runs {
 		// gsm8k's exact_match items are numpy.float64 (the vendored HF
 		// metric returns np.mean); multiple-choice acc items are floats.
-		kind := analysis.PyFloat
+		kind := pynum.Float
 		if run.leaf.subject == nil {
-			kind = analysis.NumpyFloat
+			kind = pynum.Numpy
 		}
 		for i, f := range run.filters {
 			mv := metricValue{
 				filter: f,
-				value:  analysis.Mean(run.items[i], kind, c.rule),
-				stderr: analysis.MeanStderr(run.items[i], kind, c.rule),
+				value:  pynum.Mean(run.items[i], kind, c.rule),
+				stderr: pynum.MeanStderr(run.items[i], kind, c.rule),
 			}
 			leafMetrics[run.leaf.name] = append(leafMetrics[run.leaf.name], mv)
 			scores = append(scores, Score{Task: run.leaf.name, Metric: run.metric, Filter: f,
@@ -108,9 +108,9 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 				na = na || math.IsNaN(mv.stderr)
 			}
 			g := groupResult{name: name, alias: alias,
-				value: analysis.SubtaskMean(values, sizes, true, c.rule), se: math.NaN()}
+				value: pynum.SubtaskMean(values, sizes, true, c.rule), se: math.NaN()}
 			if !na {
-				g.se = analysis.PooledStderr(stderrs, sizes, nil, c.rule)
+				g.se = pynum.PooledStderr(stderrs, sizes, nil, c.rule)
 			}
 			n := 0
 			for _, s := range sizes {
@@ -291,7 +291,7 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 	root.set("start_time", startPerf)
 	root.set("end_time", endPerf)
 	// str(end_time - start_time): a string in lm-eval's files.
-	root.set("total_evaluation_time_seconds", string(appendPyRepr(nil, endPerf-startPerf)))
+	root.set("total_evaluation_time_seconds", string(pynum.AppendRepr(nil, endPerf-startPerf)))
 	return root, scores
 }
 

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/internal/pynum"
 )
 
 // Defaults of Options. The planted model is loosely a small base model: a
@@ -126,7 +126,7 @@ type Score struct {
 type config struct {
 	Options
 	numFewshot int
-	rule       analysis.Summation
+	rule       pynum.Summation
 	sanitized  string
 	dateID     string
 	leaves     []leafTask // evaluation order
@@ -163,7 +163,7 @@ func (o Options) resolve() (*config, error) {
 	if !ok {
 		return nil, fmt.Errorf("simulate: python version %q: want major.minor.patch", c.PythonVersion)
 	}
-	c.rule = analysis.SummationFor(major, minor)
+	c.rule = pynum.SummationFor(major, minor)
 	switch {
 	case c.NumFewshot == 0:
 		c.numFewshot = DefaultNumFewshot

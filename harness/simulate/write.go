@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/evalcapsule/evalcapsule/internal/pynum"
 )
 
 // taskRun is what writing one samples file leaves for the results file.
@@ -217,21 +219,21 @@ func (w *lineWriter) writeGSM8K(c *config, l leafTask) (*taskRun, error) {
 			b = append(b, `, "doc": `...)
 			b = doc.appendCompact(b)
 			b = append(b, `, "target": `...)
-			b = appendPyString(b, doc.answer)
+			b = pynum.AppendString(b, doc.answer)
 			b = append(b, `, "arguments": {"gen_args_0": {"arg_0": `...)
-			b = appendPyString(b, prompt)
+			b = pynum.AppendString(b, prompt)
 			b = append(b, `, "arg_1": `...)
 			b = append(b, gsm8kArg1...)
 			b = append(b, `}}, "resps": [[`...)
-			b = appendPyString(b, resp)
+			b = pynum.AppendString(b, resp)
 			b = append(b, `]], "filtered_resps": [`...)
-			b = appendPyString(b, filtered)
+			b = pynum.AppendString(b, filtered)
 			b = append(b, `], "filter": `...)
-			b = appendPyString(b, f.name)
+			b = pynum.AppendString(b, f.name)
 			b = append(b, `, "metrics": ["exact_match"]`...)
 			b = w.appendHashes(b, docHash, promptHash, targetHash)
 			b = append(b, `, "exact_match": `...)
-			b = appendPyRepr(b, em)
+			b = pynum.AppendRepr(b, em)
 			b = append(b, "}\n"...)
 			w.line = b
 			if _, err := w.bw.Write(b); err != nil {
@@ -250,7 +252,7 @@ func (w *lineWriter) writeMMLU(c *config, l leafTask) (*taskRun, error) {
 	s := *l.subject
 	acc := c.subjectAcc[s.name]
 	prefix := mmluPrefix(c.DataSeed, s, c.numFewshot)
-	prefixEsc := appendPyEscaped(nil, prefix)
+	prefixEsc := pynum.AppendEscaped(nil, prefix)
 	// Every prompt of the subject starts with the same few-shot prefix:
 	// hash it once and resume from the saved state for each question.
 	ph := sha256.New()
@@ -286,7 +288,7 @@ func (w *lineWriter) writeMMLU(c *config, l leafTask) (*taskRun, error) {
 		w.docHash.Reset()
 		w.docHash.Write(w.scratch)
 		docHash = sumHex(docHash[:0], w.docHash)
-		promptEsc = appendPyEscaped(append(promptEsc[:0], prefixEsc...), text)
+		promptEsc = pynum.AppendEscaped(append(promptEsc[:0], prefixEsc...), text)
 
 		b := w.line[:0]
 		b = append(b, `{"doc_id": `...)
@@ -327,7 +329,7 @@ func (w *lineWriter) writeMMLU(c *config, l leafTask) (*taskRun, error) {
 		b = append(b, `], "filter": "none", "metrics": ["acc"]`...)
 		b = w.appendHashes(b, docHash, promptHash, targetHashes[d.answer])
 		b = append(b, `, "acc": `...)
-		b = appendPyRepr(b, a)
+		b = pynum.AppendRepr(b, a)
 		b = append(b, "}\n"...)
 		w.line = b
 		if _, err := w.bw.Write(b); err != nil {
@@ -343,7 +345,7 @@ func (w *lineWriter) writeMMLU(c *config, l leafTask) (*taskRun, error) {
 // stringifying every leaf: ["<repr of the float>", "True"|"False"].
 func appendLLPair(dst []byte, ll float64, greedy bool) []byte {
 	dst = append(dst, `["`...)
-	dst = appendPyRepr(dst, ll)
+	dst = pynum.AppendRepr(dst, ll)
 	if greedy {
 		return append(dst, `", "True"]`...)
 	}

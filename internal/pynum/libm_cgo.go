@@ -1,6 +1,6 @@
 //go:build cgo
 
-package analysis
+package pynum
 
 /*
 #cgo LDFLAGS: -lm
@@ -16,11 +16,11 @@ import "C"
 // library. On Linux with glibc 2.28 or later (any distribution since 2018)
 // they give the results lm-eval got on Linux; macOS's libm can differ.
 
-// libmSquare is Python's x ** 2: the C library's pow(x, 2.0).
-func libmSquare(x float64) float64 { return float64(C.pow(C.double(x), 2)) }
+// Square is Python's x ** 2: the C library's pow(x, 2.0).
+func Square(x float64) float64 { return float64(C.pow(C.double(x), 2)) }
 
-// libmExp is Python's math.exp: the C library's exp(x).
-func libmExp(x float64) float64 { return float64(C.exp(C.double(x))) }
+// Exp is Python's math.exp: the C library's exp(x).
+func Exp(x float64) float64 { return float64(C.exp(C.double(x))) }
 
-// libmExact reports whether libmSquare and libmExp are the C library's.
-const libmExact = true
+// LibmExact reports whether Square and Exp are the C library's.
+const LibmExact = true
