@@ -81,8 +81,8 @@ type TableOptions struct {
 	Intersect bool    `json:"intersect"`
 }
 
-// TableOptionsOf records attribution options, their defaults filled in.
-func TableOptionsOf(o analysis.AttributionOptions) *TableOptions {
+// tableOptionsOf records attribution options, their defaults filled in.
+func tableOptionsOf(o analysis.AttributionOptions) *TableOptions {
 	t := &TableOptions{Seed: o.Seed, Resamples: o.Resamples, Level: o.Level, Intersect: o.Intersect}
 	if t.Resamples == 0 {
 		t.Resamples = analysis.DefaultResamples
@@ -285,4 +285,28 @@ func CheckTitle(title string) error {
 		return bad("a path that is not local on " + runtime.GOOS)
 	}
 	return nil
+}
+
+// Image is the image every packed run used, by digest
+// (name@sha256:<index digest>); "" when they used none or different ones.
+func (c *Config) Image() string {
+	image := ""
+	for _, r := range c.Runs {
+		if r.Record == nil || r.Record.Image == nil || r.Record.Image.IndexDigest == "" {
+			return ""
+		}
+		name, _, _ := strings.Cut(r.Record.Image.Ref, "@")
+		ref := name + "@" + r.Record.Image.IndexDigest
+		if image != "" && ref != image {
+			return ""
+		}
+		image = ref
+	}
+	return image
+}
+
+// ParseStudy parses the study file the config holds, without unpacking the
+// capsule: what a rerun's runner is built from. Its Dir is empty.
+func (c *Config) ParseStudy() (*study.Study, error) {
+	return study.Parse(study.FileName+" (packed)", []byte(c.StudyYAML))
 }

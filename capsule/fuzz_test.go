@@ -66,13 +66,13 @@ func FuzzOpen(f *testing.F) {
 
 	// The config with the tables that are decoded apart (NaN, "N/A").
 	tables := filepath.Join(f.TempDir(), "tables")
-	mustPack(f, studyDir, tables, capsule.PackOptions{Attribution: &analysis.Attribution{Claims: []analysis.ClaimAttribution{{
+	mustPackTables(f, studyDir, tables, capsule.PackOptions{}, &analysis.Attribution{Claims: []analysis.ClaimAttribution{{
 		Task: "gsm8k", Metric: "exact_match", Filter: "strict-match", Card: 0.45, Baseline: 0.3, Final: 0.3, Unexplained: 0.15,
 		Steps: []analysis.AttributionStep{{Name: "chat", Kind: "run", Value: 0.3, P: math.NaN(), CILow: -0.01, CIHigh: 0.01}},
-	}}}, Rescore: &analysis.RescoreReport{Runs: []*analysis.RunReport{{Path: "runs/baseline/output", LMEvalVersion: "0.4.9.1", Checks: []analysis.Check{{
+	}}}, &analysis.RescoreReport{Runs: []*analysis.RunReport{{Path: "runs/baseline/output", LMEvalVersion: "0.4.9.1", Checks: []analysis.Check{{
 		Task: "gsm8k", Metric: "exact_match", Filter: "strict-match", N: 20, Reported: analysis.Num(0.1), Recomputed: analysis.Num(0.1),
 		ReportedStderr: analysis.NA, RecomputedStderr: analysis.Num(math.NaN()), Level: analysis.LevelRescored, Status: analysis.StatusExact,
-	}}}}}})
+	}}}}})
 	_, _, tablesConfig := layoutTemplate(f, tables)
 	f.Add(index, manifest, tablesConfig)
 

@@ -58,6 +58,9 @@ type OpenOptions struct {
 	// MaxConfigBytes bounds the config blob, which is read into memory
 	// (default 64 MiB).
 	MaxConfigBytes int64
+	// PlainHTTP speaks plain HTTP to a registry that is not on loopback
+	// (OpenRef; registries on loopback always get plain HTTP).
+	PlainHTTP bool
 	// Progress, when set, is called as Unpack writes files and Verify
 	// reads them, as PackOptions.Progress is.
 	Progress func(Progress)
@@ -88,7 +91,12 @@ type Capsule struct {
 	// Config is the parsed config; RawConfig the blob as stored.
 	Config    *Config
 	RawConfig []byte
+	// Ref is what OpenRef was given (Open: the path); Registry is true
+	// when the capsule was pulled from a registry into a temporary layout.
+	Ref      string
+	Registry bool
 
+	tmp    string // the temporary layout of a pulled capsule
 	files  []File
 	byPath map[string]int
 	src    blobSource
@@ -132,7 +140,7 @@ func Open(ctx context.Context, path string, opts OpenOptions) (*Capsule, error) 
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	c := &Capsule{Path: path, src: src, opts: opts}
+	c := &Capsule{Path: path, Ref: path, src: src, opts: opts}
 	if err := c.load(ctx); err != nil {
 		src.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -140,8 +148,15 @@ func Open(ctx context.Context, path string, opts OpenOptions) (*Capsule, error) 
 	return c, nil
 }
 
-// Close releases the capsule's files.
-func (c *Capsule) Close() error { return c.src.Close() }
+// Close releases the capsule's files, and removes the temporary layout of a
+// capsule OpenRef pulled.
+func (c *Capsule) Close() error {
+	err := c.src.Close()
+	if c.tmp != "" {
+		os.RemoveAll(c.tmp)
+	}
+	return err
+}
 
 // Files returns the capsule's files in manifest order (sorted by path for
 // capsules Pack wrote).
@@ -651,7 +666,7 @@ func (c *Capsule) Unpack(ctx context.Context, dest string) error {
 	for i, f := range c.files {
 		stub[i] = studyFile{title: f.Path, size: f.Size}
 	}
-	pt := newProgressTracker(c.opts.Progress, len(c.files), stub)
+	pt := newProgressTracker(withOp(c.opts.Progress, "unpack"), len(c.files), stub)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, f := range c.files {

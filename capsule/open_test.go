@@ -442,7 +442,7 @@ func TestOpenConfigTables(t *testing.T) {
 		ReportedStderr: analysis.NA, RecomputedStderr: analysis.Num(math.NaN()), Level: analysis.LevelRescored, Status: analysis.StatusExact,
 	}}}}}
 	out := filepath.Join(t.TempDir(), "c.tar")
-	mustPack(t, studyDir, out, capsule.PackOptions{Attribution: att, Rescore: rep})
+	mustPackTables(t, studyDir, out, capsule.PackOptions{}, att, rep)
 	c := mustOpen(t, out, capsule.OpenOptions{})
 	got := c.Config.Attribution.Claims[0]
 	if !math.IsNaN(got.Steps[0].P) || got.Steps[0].CILow != -0.01 || got.Card != 0.45 || got.Sensitivity != nil {

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -31,6 +32,7 @@ import (
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/internal/buildinfo"
 	"github.com/evalcapsule/evalcapsule/study"
 )
 
@@ -41,26 +43,25 @@ const DefaultTag = "latest"
 // epoch is the created time of a capsule whose runs record no end time.
 var epoch = time.Unix(0, 0).UTC()
 
-// PackOptions configures Pack. The zero value packs a complete study and
-// tags it "latest".
+// PackOptions configures Pack. The zero value packs a complete study, with
+// its tables computed with the default attribution options, and tags it
+// "latest".
 type PackOptions struct {
 	// Tag names the manifest in the layout's index.json (default "latest").
 	Tag string
 	// PackerVersion is the packing program's version, recorded in the
-	// config. It is part of the digest: another version of the packer
-	// gives another capsule.
+	// config (default: the version of evalcapsule this program was built
+	// from). It is part of the digest: another version of the packer gives
+	// another capsule.
 	PackerVersion string
 	// AllowIncomplete packs a study whose planned runs are missing or not
-	// done instead of refusing it.
+	// done instead of refusing it; such a capsule holds no tables.
 	AllowIncomplete bool
-	// Attribution and Rescore are the tables the caller computed at pack
-	// time (`capsule attribute --json`, `capsule rescore --json`); nil
-	// leaves them out of the config. Pack only stores them, so that it
-	// stays quick and the tables' options stay the caller's.
-	Attribution *analysis.Attribution
-	Rescore     *analysis.RescoreReport
-	// TableOptions are the options the tables were computed with.
-	TableOptions *TableOptions
+	// Attribution configures the attribution's bootstraps (seed, resamples,
+	// level; the zero value: seed 0, 10,000 resamples, 95 %). The options
+	// are recorded in the config, so that a replay computes the same
+	// tables.
+	Attribution analysis.AttributionOptions
 	// Created overrides org.opencontainers.image.created. By default it is
 	// the latest end time among the run records (the Unix epoch when none
 	// has ended), so that the same study always gives the same digest.
@@ -74,19 +75,12 @@ type PackOptions struct {
 	Progress func(Progress)
 }
 
-// Progress is how far a Pack or Unpack is.
-type Progress struct {
-	// Path is the file being packed or written (its title).
-	Path string
-	// Done and Size are the bytes of Path read so far and its size.
-	Done, Size int64
-	// Files of TotalFiles are finished; Bytes of TotalBytes are read.
-	Files, TotalFiles int
-	Bytes, TotalBytes int64
-}
-
 // PackResult says what Pack wrote.
 type PackResult struct {
+	// Capsule is the path Pack wrote (its out) and Study the study's name.
+	Capsule, Study string
+	// Tag names the capsule in the layout.
+	Tag string
 	// Manifest is the capsule's manifest descriptor; its digest names the
 	// capsule.
 	Manifest ocispec.Descriptor
@@ -96,20 +90,63 @@ type PackResult struct {
 	// the blobs written (layers, config, manifest), samples compressed.
 	Bytes  int64
 	Stored int64
+	// Tables are the tables the config holds: the re-scoring of every run
+	// and the attribution of every claim, computed from the samples while
+	// packing; nil for a study packed incomplete.
+	Tables *study.Tables
 }
 
-// Pack freezes the study directory studyDir into a capsule at out: an OCI
-// image layout directory, or, when out ends in ".tar", a tar of one. Every
-// regular file of the study is a layer, except runs/*/output.partial/,
-// runs/*/progress.json and hidden files; a symbolic link is an error. Pack
-// refuses a study whose planned runs are missing or not done unless
-// opts.AllowIncomplete. Nothing appears at out unless everything succeeded:
-// Pack builds the capsule beside it and renames it into place.
+// MarshalJSON writes what `capsule pack --json` prints: where the capsule
+// is, its digest and tag, the counts, and whether it holds tables.
+func (r PackResult) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Capsule string `json:"capsule"`
+		Study   string `json:"study"`
+		Digest  string `json:"digest"`
+		Tag     string `json:"tag"`
+		Files   int    `json:"files"`
+		Bytes   int64  `json:"bytes"`
+		Stored  int64  `json:"stored"`
+		Tables  bool   `json:"tables"`
+	}{r.Capsule, r.Study, r.Manifest.Digest.String(), r.Tag, r.Files, r.Bytes, r.Stored, r.Tables != nil})
+}
+
+// String says what was packed, in a few lines.
+func (r PackResult) String() string {
+	s := fmt.Sprintf("packed %s into %s\n  digest  %s\n  files   %d (%s; %s stored)\n", r.Study, r.Capsule,
+		r.Manifest.Digest, r.Files, FormatBytes(r.Bytes), FormatBytes(r.Stored))
+	if r.Tables == nil {
+		s += "  tables  none (incomplete study): a replay can verify files, not numbers\n"
+	}
+	return s
+}
+
+// Pack freezes the study s into a capsule at out: an OCI image layout
+// directory, or, when out ends in ".tar", a tar of one. Every regular file
+// of the study directory is a layer, except runs/*/output.partial/,
+// runs/*/progress.json and hidden files; a symbolic link is an error.
+//
+// Pack refuses a study whose planned runs are missing or not done unless
+// opts.AllowIncomplete. Of a complete study it computes the tables (every
+// run re-scored from its samples, every claim attributed) and stores them
+// in the config. Nothing appears at out unless everything succeeded: Pack
+// builds the capsule beside it and renames it into place.
 //
 // The same study directory gives the same manifest digest and, for a tar,
 // the same bytes, wherever it lies and whatever its files' times and
 // permissions (docs/capsule-format.md, "Reproducibility").
-func Pack(ctx context.Context, studyDir, out string, opts PackOptions) (PackResult, error) {
+func Pack(ctx context.Context, s *study.Study, out string, opts PackOptions) (PackResult, error) {
+	return pack(ctx, s, out, opts, nil)
+}
+
+// fixedTables are tables given to pack instead of computed (tests of the
+// format, through export_test.go).
+type fixedTables struct {
+	attribution *analysis.Attribution
+	rescore     *analysis.RescoreReport
+}
+
+func pack(ctx context.Context, s *study.Study, out string, opts PackOptions, fixed *fixedTables) (PackResult, error) {
 	tag := opts.Tag
 	if tag == "" {
 		tag = DefaultTag
@@ -117,11 +154,7 @@ func Pack(ctx context.Context, studyDir, out string, opts PackOptions) (PackResu
 	if !tagRE.MatchString(tag) {
 		return PackResult{}, fmt.Errorf("pack: tag %q is not a valid OCI tag", tag)
 	}
-	st, err := study.Load(studyDir)
-	if err != nil {
-		return PackResult{}, err
-	}
-	root, err := filepath.Abs(st.Dir)
+	root, err := filepath.Abs(s.Dir)
 	if err != nil {
 		return PackResult{}, err
 	}
@@ -132,20 +165,36 @@ func Pack(ctx context.Context, studyDir, out string, opts PackOptions) (PackResu
 	if err != nil {
 		return PackResult{}, err
 	}
+	asTar := strings.HasSuffix(out, ".tar")
+	if err := checkOut(outAbs, asTar, opts.Replace); err != nil {
+		return PackResult{}, err
+	}
 	files, err := studyFiles(root, outAbs)
 	if err != nil {
 		return PackResult{}, err
 	}
-	cfg, created, err := studyConfig(st, root, files, opts)
+	cfg, created, complete, err := studyConfig(s, root, files, opts)
 	if err != nil {
 		return PackResult{}, err
 	}
+	res := PackResult{Capsule: out, Study: s.Name, Tag: tag, Files: len(files)}
+	switch {
+	case fixed != nil:
+		cfg.Attribution, cfg.Rescore = fixed.attribution, fixed.rescore
+		if fixed.attribution != nil || fixed.rescore != nil {
+			cfg.TableOptions = tableOptionsOf(opts.Attribution)
+			res.Tables = &study.Tables{Rescore: fixed.rescore, Attribution: fixed.attribution}
+		}
+	case complete:
+		t, err := study.ComputeTables(ctx, s, opts.Attribution)
+		if err != nil {
+			return PackResult{}, fmt.Errorf("pack: the tables: %w", err)
+		}
+		cfg.Attribution, cfg.Rescore, cfg.TableOptions = t.Attribution, t.Rescore, tableOptionsOf(opts.Attribution)
+		res.Tables = t
+	}
 	if !opts.Created.IsZero() {
 		created = opts.Created.UTC()
-	}
-	asTar := strings.HasSuffix(out, ".tar")
-	if err := checkOut(outAbs, asTar, opts.Replace); err != nil {
-		return PackResult{}, err
 	}
 
 	tmp, err := os.MkdirTemp(filepath.Dir(outAbs), "."+filepath.Base(outAbs)+".tmp-")
@@ -158,7 +207,7 @@ func Pack(ctx context.Context, studyDir, out string, opts PackOptions) (PackResu
 		return PackResult{}, err
 	}
 
-	layers, err := packFiles(ctx, lw, files, opts.Progress)
+	layers, err := packFiles(ctx, lw, files, withOp(opts.Progress, "pack"))
 	if err != nil {
 		return PackResult{}, err
 	}
@@ -185,7 +234,7 @@ func Pack(ctx context.Context, studyDir, out string, opts PackOptions) (PackResu
 		return PackResult{}, err
 	}
 
-	res := PackResult{Manifest: manifest, Files: len(files), Stored: lw.stored()}
+	res.Manifest, res.Stored = manifest, lw.stored()
 	for _, l := range layers {
 		res.Bytes += l.Size
 		if n, ok := l.Annotations[AnnotationContentSize]; ok {
@@ -288,23 +337,20 @@ func studyFiles(root, out string) ([]studyFile, error) {
 
 // studyConfig builds the config from the study and its run records, checks
 // that the planned runs are done, and returns the capsule's created time.
-func studyConfig(st *study.Study, root string, files []studyFile, opts PackOptions) (*Config, time.Time, error) {
+func studyConfig(st *study.Study, root string, files []studyFile, opts PackOptions) (cfg *Config, created time.Time, complete bool, err error) {
 	yamlText, err := os.ReadFile(filepath.Join(root, study.FileName))
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, time.Time{}, false, err
 	}
-	cfg := &Config{
+	cfg = &Config{
 		Schema:        ConfigSchema,
 		FormatVersion: FormatVersion,
-		Packer:        Packer{Name: "capsule", Version: opts.PackerVersion},
+		Packer:        Packer{Name: "capsule", Version: cmp.Or(opts.PackerVersion, buildinfo.Version())},
 		Study:         st.Name,
 		StudyYAML:     string(yamlText),
 		Runs:          []ConfigRun{},
-		Attribution:   opts.Attribution,
-		Rescore:       opts.Rescore,
-		TableOptions:  opts.TableOptions,
 	}
-	created := epoch
+	created = epoch
 	records := map[string]*harness.RunRecord{}
 	results := map[string]bool{}
 	for _, f := range files {
@@ -317,7 +363,7 @@ func studyConfig(st *study.Study, root string, files []studyFile, opts PackOptio
 		}
 		rec, err := harness.ReadRecord(filepath.Dir(f.abs))
 		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("pack: %w", err)
+			return nil, time.Time{}, false, fmt.Errorf("pack: %w", err)
 		}
 		records[parts[1]] = rec
 		cfg.Runs = append(cfg.Runs, ConfigRun{Name: parts[1], Record: rec})
@@ -339,10 +385,10 @@ func studyConfig(st *study.Study, root string, files []studyFile, opts PackOptio
 		}
 	}
 	if len(missing) > 0 && !opts.AllowIncomplete {
-		return nil, time.Time{}, fmt.Errorf("pack %s: %w: %s; finish the runs (capsule run %s) or pack it as it is with AllowIncomplete",
+		return nil, time.Time{}, false, fmt.Errorf("pack %s: %w: %s; finish the runs (capsule run %s) or pack it as it is, without tables (--allow-incomplete)",
 			root, study.ErrIncomplete, strings.Join(missing, "; "), root)
 	}
-	return cfg, created.Truncate(time.Second), nil
+	return cfg, created.Truncate(time.Second), len(missing) == 0, nil
 }
 
 // checkOut refuses an out that exists, unless it may be replaced or is an

@@ -98,6 +98,9 @@ type PullOptions struct {
 // Only capsules are pushed: a manifest of another artifact type is refused
 // with an error wrapping ErrFormat, before anything is sent.
 func Push(ctx context.Context, src, target string, opts PushOptions) (ocispec.Descriptor, error) {
+	if err := notAStudy(src); err != nil {
+		return ocispec.Descriptor{}, err
+	}
 	ref, err := parseRegistryReference(target)
 	if err != nil {
 		return ocispec.Descriptor{}, err
@@ -133,7 +136,7 @@ func Push(ctx context.Context, src, target string, opts PushOptions) (ocispec.De
 		return ocispec.Descriptor{}, err
 	}
 
-	tp := newTransferProgress(opts.Progress, m)
+	tp := newTransferProgress(withOp(opts.Progress, "push"), m)
 	var source oras.ReadOnlyGraphTarget = store
 	if tp != nil {
 		source = progressSource{store, tp}
@@ -206,7 +209,7 @@ func Pull(ctx context.Context, ref, dir string, opts PullOptions) (ocispec.Descr
 	// Copy by digest, not by tag: the tag may move between the check above
 	// and the copy.
 	pull := func() error {
-		tp := newTransferProgress(opts.Progress, m)
+		tp := newTransferProgress(withOp(opts.Progress, "pull"), m)
 		sink := &layoutSink{Store: store, progress: tp}
 		var err error
 		if opts.WithReferrers {

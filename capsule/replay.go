@@ -1,15 +1,23 @@
 package capsule
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/internal/buildinfo"
 	"github.com/evalcapsule/evalcapsule/study"
 )
 
@@ -35,6 +43,12 @@ type ReplayReport struct {
 	// OK is true when nothing differs (and every rerun agrees).
 	OK        bool `json:"ok"`
 	Simulated bool `json:"simulated"`
+	// Ref is what the capsule was opened from (not part of the report's
+	// JSON: it names the reviewer's copy, not the capsule).
+	Ref string `json:"-"`
+	// Tables are the tables as the replay re-derived them, to set beside
+	// the packed ones (not part of the report's JSON).
+	Tables *study.Tables `json:"-"`
 }
 
 // ReplayDiff is one number that a replay did not reproduce.
@@ -45,31 +59,120 @@ type ReplayDiff struct {
 	Replayed string `json:"replayed"`
 }
 
-// ReplayTables re-derives the tables of an unpacked study and compares them
-// with the packed ones, number by number and bit for bit.
-func ReplayTables(ctx context.Context, s *study.Study, packed *Config, opts analysis.AttributionOptions) (*ReplayReport, *study.Tables, error) {
+// ReplayOptions configures Replay. The zero value re-derives every number
+// of the capsule from its samples (the rescore level) in a temporary folder.
+type ReplayOptions struct {
+	// Workdir, when set, is a new or empty folder that keeps the unpacked
+	// study (Workdir/study) and the re-executed runs (Workdir/rerun). By
+	// default a temporary folder is used and removed when Replay returns.
+	Workdir string
+	// Runner, when set, re-executes every run with it (the rerun level),
+	// from its packed settings and lm-eval command line, and compares each
+	// with the packed run document by document. RunnerKind is recorded in
+	// the reruns' records ("local", "container", "slurm", "simulated").
+	Runner     harness.Runner
+	RunnerKind string
+	// Tolerance is the largest log-likelihood difference a rerun may show
+	// (default 1e-4).
+	Tolerance float64
+	// Events, when set, receives every change of a rerun's state.
+	Events func(study.RunEvent)
+	// ReplayerVersion is the replaying program's version, recorded in the
+	// report (default: the version of evalcapsule this program was built
+	// from).
+	ReplayerVersion string
+}
+
+// Replay unpacks the capsule's study (every file checked against its
+// digest) and re-derives its tables with the options recorded at pack
+// time: every number of the packed tables (each check of each run, each
+// step, CI, p-value and residual of each claim) is compared bit for bit.
+// With opts.Runner it also re-executes every run and compares it with the
+// packed one. The report's OK is true when nothing differs and every rerun
+// agrees; a capsule packed without tables is an error (ErrFormat).
+func Replay(ctx context.Context, c *Capsule, opts ReplayOptions) (*ReplayReport, error) {
+	if c.Config.Attribution == nil || c.Config.Rescore == nil {
+		return nil, fmt.Errorf("%w: %s was packed without tables (an incomplete study): verify it with capsule verify; there are no numbers to replay", ErrFormat, c.Ref)
+	}
+	work := opts.Workdir
+	if work == "" {
+		tmp, err := os.MkdirTemp("", "capsule-replay-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		work = tmp
+	} else if err := checkNewDir(work); err != nil {
+		return nil, fmt.Errorf("replay: workdir %w", err)
+	}
+	s, err := c.UnpackStudy(ctx, filepath.Join(work, "study"))
+	if err != nil {
+		return nil, err
+	}
+	topts := c.Config.TableOptions.AttributionOptions()
+	rep, err := replayTables(ctx, s, c.Config, topts)
+	if err != nil {
+		return nil, err
+	}
+	rep.Capsule = c.Descriptor.Digest.String()
+	rep.Ref = c.Ref
+	rep.Replayer = Packer{Name: "capsule", Version: cmp.Or(opts.ReplayerVersion, buildinfo.Version())}
+	if opts.Runner == nil {
+		return rep, nil
+	}
+	cmps, err := study.Rerun(ctx, s, filepath.Join(work, "rerun"), study.RerunOptions{
+		Runner: opts.Runner, RunnerKind: opts.RunnerKind, Tolerance: opts.Tolerance, Seed: topts.Seed, Events: opts.Events,
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep.Level = "rerun"
+	rep.Reruns = cmps
+	for _, rc := range cmps {
+		rep.OK = rep.OK && rc.OK
+	}
+	return rep, nil
+}
+
+// checkNewDir refuses a directory that exists and holds something.
+func checkNewDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case len(entries) > 0:
+		return fmt.Errorf("%s already exists: give a new folder: %w", dir, fs.ErrExist)
+	}
+	return nil
+}
+
+// replayTables re-derives the tables of an unpacked study and compares
+// them with the packed ones, number by number and bit for bit.
+func replayTables(ctx context.Context, s *study.Study, packed *Config, opts analysis.AttributionOptions) (*ReplayReport, error) {
+	if packed.Rescore == nil || packed.Attribution == nil {
+		return nil, fmt.Errorf("%w: the capsule holds no tables to replay against (packed without them)", ErrFormat)
+	}
 	t, err := study.ComputeTables(ctx, s, opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	rep := &ReplayReport{Schema: ReplaySchema, Study: s.Name, Level: "rescore", Simulated: packed.Simulated}
-	if packed.Rescore == nil || packed.Attribution == nil {
-		return nil, nil, fmt.Errorf("%w: the capsule holds no tables to replay against (packed without them)", ErrFormat)
-	}
+	rep := &ReplayReport{Schema: ReplaySchema, Study: s.Name, Level: "rescore", Simulated: packed.Simulated, Tables: t}
 	n, diffs, err := compareJSON(packed.Rescore, t.Rescore, "rescore")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	rep.Compared += n
 	rep.Diffs = append(rep.Diffs, diffs...)
 	n, diffs, err = compareJSON(packed.Attribution, t.Attribution, "attribution")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	rep.Compared += n
 	rep.Diffs = append(rep.Diffs, diffs...)
 	rep.OK = len(rep.Diffs) == 0
-	return rep, t, nil
+	return rep, nil
 }
 
 // compareJSON compares two values through their JSON form: every number
@@ -215,4 +318,64 @@ func label(v any, i int) string {
 		return str("path")
 	}
 	return strconv.Itoa(i)
+}
+
+// String is the replay for people: the verdict line by line, every number
+// that differs, and for a rerun each run's comparison.
+func (r *ReplayReport) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "replay of %s (%s), study %s\n", r.Ref, r.Capsule, r.Study)
+	if r.Simulated {
+		fmt.Fprintln(&b, "  SIMULATED: the capsule's runs come from the simulated backend")
+	}
+	if len(r.Diffs) == 0 {
+		fmt.Fprintf(&b, "  rescore: %d numbers re-derived from the samples, all identical to the packed tables\n", r.Compared)
+	} else {
+		fmt.Fprintf(&b, "  rescore: %d numbers re-derived, %d DIFFER from the packed tables:\n", r.Compared, len(r.Diffs))
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "    WHERE\tPACKED\tREPLAYED")
+		for _, d := range r.Diffs {
+			fmt.Fprintf(tw, "    %s\t%s\t%s\n", d.Where, d.Packed, d.Replayed)
+		}
+		tw.Flush()
+	}
+	if r.Level == "rerun" {
+		fmt.Fprintf(&b, "  rerun: %d runs re-executed\n", len(r.Reruns))
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "    RUN\tTASK\tMETRIC\tFILTER\tPACKED\tRERUN\tΔ [95% CI]\tGENERATIONS SAME/DIFF\tMAX |ΔLL|\tOK")
+		for _, rc := range r.Reruns {
+			if rc.Error != "" {
+				fmt.Fprintf(tw, "    %s\t%s\t\t\t\t\t\t\t\tFAILED\n", rc.Run, rc.Error)
+				continue
+			}
+			for _, t := range rc.Tasks {
+				ok := "yes"
+				if !t.WithinCI || !t.LLWithinTolerance {
+					ok = "NO"
+				}
+				filter := t.Filter
+				if filter == "" {
+					filter = "-"
+				}
+				fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\t%.4f\t%.4f\t%+.4f [%+.4f, %+.4f]\t%d/%d\t%.2g\t%s\n", rc.Run, t.Task, t.Metric, filter,
+					t.Packed, t.Rerun, t.Delta, t.CILow, t.CIHigh, t.GenerationsIdentical, t.GenerationsDiffer, t.MaxLLDiff, ok)
+			}
+		}
+		tw.Flush()
+	}
+	if r.OK {
+		fmt.Fprintln(&b, "OK: the capsule's numbers are reproduced")
+	} else {
+		fmt.Fprintln(&b, "FAILED: the capsule's numbers are not reproduced (see above)")
+	}
+	return b.String()
+}
+
+// UnpackStudy writes the capsule's study into dir (a new or empty folder),
+// every file checked against its digest, and loads it.
+func (c *Capsule) UnpackStudy(ctx context.Context, dir string) (*study.Study, error) {
+	if err := c.Unpack(ctx, dir); err != nil {
+		return nil, err
+	}
+	return study.Load(dir)
 }

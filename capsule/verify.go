@@ -191,7 +191,7 @@ func Verify(ctx context.Context, c *Capsule) (*Verification, error) {
 	for i, f := range c.files {
 		stub[i] = studyFile{title: f.Path, size: f.Size}
 	}
-	pt := newProgressTracker(c.opts.Progress, len(c.files), stub)
+	pt := newProgressTracker(withOp(c.opts.Progress, "verify"), len(c.files), stub)
 	layerProblems := make([][]Problem, len(c.files))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))

@@ -153,7 +153,7 @@ func TestSchemaValidatesPackedConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "c")
-	mustPack(t, studyDir, out, capsule.PackOptions{Attribution: att, Rescore: rep, PackerVersion: "test"})
+	mustPackTables(t, studyDir, out, capsule.PackOptions{PackerVersion: "test"}, att, rep)
 	c := mustOpen(t, out, capsule.OpenOptions{})
 	if c.Config.Attribution == nil || c.Config.Rescore == nil {
 		t.Fatal("tables missing")

@@ -2,18 +2,14 @@ package kernel
 
 import (
 	"runtime"
-	"runtime/debug"
 	"strings"
+
+	"github.com/evalcapsule/evalcapsule/internal/buildinfo"
 )
 
 // Version is the module version the kernel was built from, "devel" for a
 // build from a checkout.
-func Version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
-}
+func Version() string { return buildinfo.Version() }
 
 // goVersion is the Go version the cells' language is, "1.26.8".
 func goVersion() string { return strings.TrimPrefix(runtime.Version(), "go") }

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -35,136 +32,17 @@ func addRefFlags(f interface {
 	f.BoolVar(&o.plainHTTP, "plain-http", false, "plain HTTP to a registry that is not on loopback")
 }
 
-// openedRef is a capsule opened from a REF.
-type openedRef struct {
-	*capsule.Capsule
-	// Ref is what the user named; Registry is true when it was pulled.
-	Ref      string
-	Registry bool
-	// Bar draws the progress of what is read from the capsule: set its
-	// verb before Unpack or Verify.
-	Bar *transferBar
-	tmp string
-}
-
-// Close closes the capsule and removes what was pulled for it.
-func (o *openedRef) Close() error {
-	err := o.Capsule.Close()
-	if o.tmp != "" {
-		os.RemoveAll(o.tmp)
-	}
-	return err
-}
-
-// isLocalRef reports whether ref names a file or directory here.
-func isLocalRef(ref string) bool {
-	_, err := os.Lstat(ref)
-	return err == nil
-}
-
-// openRef opens the capsule that ref names; a registry reference is pulled
-// into a temporary layout first, with progress on stderr.
-func openRef(ctx context.Context, ref string, o refOptions, quiet bool, io streams) (*openedRef, error) {
-	if isLocalRef(ref) {
-		if err := notAStudy(ref); err != nil {
-			return nil, err
-		}
-		bar := newTransferBar(io, "reading", quiet)
-		c, err := capsule.Open(ctx, ref, capsule.OpenOptions{Tag: o.tag, Progress: bar.update})
-		if err != nil {
-			return nil, err
-		}
-		return &openedRef{Capsule: c, Ref: ref, Bar: bar}, nil
-	}
-	if !looksLikeRegistryRef(ref) {
-		return nil, &usageError{fmt.Errorf("%s: no such file or directory, and not a registry reference (host[:port]/repository[:tag])", ref)}
-	}
-	tmp, err := os.MkdirTemp("", "capsule-pull-")
-	if err != nil {
-		return nil, err
-	}
-	layout := filepath.Join(tmp, "capsule")
-	bar := newTransferBar(io, "pulling", quiet)
-	desc, err := capsule.Pull(ctx, ref, layout, capsule.PullOptions{PlainHTTP: o.plainHTTP, WithReferrers: true, Progress: bar.update})
-	bar.stop()
-	if err != nil {
-		os.RemoveAll(tmp)
-		return nil, err
-	}
-	bar = newTransferBar(io, "reading", quiet)
-	c, err := capsule.Open(ctx, layout, capsule.OpenOptions{Tag: desc.Digest.String(), Progress: bar.update})
-	if err != nil {
-		os.RemoveAll(tmp)
-		return nil, err
-	}
-	return &openedRef{Capsule: c, Ref: ref, Registry: true, Bar: bar, tmp: tmp}, nil
-}
-
-// isCapsuleRef reports whether ref names a capsule rather than a study
-// directory: a layout directory, a file (a .tar), or a registry reference.
-func isCapsuleRef(ref string) bool {
-	st, err := os.Stat(ref)
-	if err != nil {
-		return looksLikeRegistryRef(ref)
-	}
-	if !st.IsDir() {
-		return true
-	}
-	_, err = os.Stat(filepath.Join(ref, "oci-layout"))
-	return err == nil
-}
-
-// notAStudy turns the common mistake of naming a study directory where a
-// capsule is expected into an error that says what to do.
-func notAStudy(path string) error {
-	if _, err := os.Stat(filepath.Join(path, "oci-layout")); err == nil {
-		return nil
-	}
-	if _, err := os.Stat(filepath.Join(path, "study.yaml")); err == nil {
-		return &usageError{fmt.Errorf("%s is a study directory, not a capsule: pack it first (capsule pack %s -o study.capsule)", path, path)}
-	}
-	return nil
-}
-
-// looksLikeRegistryRef reports whether ref has the shape of
-// host[:port]/repository: a first component with a dot or a port, or
-// "localhost".
-func looksLikeRegistryRef(ref string) bool {
-	host, rest, ok := strings.Cut(ref, "/")
-	if !ok || rest == "" || strings.HasPrefix(ref, ".") {
-		return false
-	}
-	return strings.ContainsAny(host, ".:") || host == "localhost"
-}
-
-// unpackRef writes the capsule's study into a new temporary folder, or
-// into dir when it is given (it must not exist or be empty).
-func unpackRef(ctx context.Context, c *openedRef, dir string) (string, func(), error) {
-	cleanup := func() {}
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "capsule-replay-")
-		if err != nil {
-			return "", nil, err
-		}
-		dir = filepath.Join(tmp, "study")
-		cleanup = func() { os.RemoveAll(tmp) }
-	}
-	c.Bar.start("unpacking")
-	err := c.Unpack(ctx, dir)
-	c.Bar.stop()
-	if err != nil {
-		cleanup()
-		return "", nil, err
-	}
-	return dir, cleanup, nil
+// openOptions are the options OpenRef takes for these flags, with the
+// progress of what follows (pull, unpack, verify) drawn on bar.
+func (o refOptions) openOptions(bar *transferBar) capsule.OpenOptions {
+	return capsule.OpenOptions{Tag: o.tag, PlainHTTP: o.plainHTTP, Progress: bar.update}
 }
 
 // transferBar draws the progress of a pack, push, pull, unpack or verify
-// on one line of a terminal; elsewhere it says nothing, so that logs stay
-// short.
+// on one line of a terminal, a line per operation; elsewhere it says
+// nothing, so that logs stay short.
 type transferBar struct {
 	io    streams
-	verb  string
 	on    bool
 	mu    sync.Mutex
 	last  capsule.Progress
@@ -172,16 +50,12 @@ type transferBar struct {
 	shown bool
 }
 
-func newTransferBar(io streams, verb string, quiet bool) *transferBar {
-	return &transferBar{io: io, verb: verb, on: !quiet && isTerminal(io.err)}
+func newTransferBar(io streams, quiet bool) *transferBar {
+	return &transferBar{io: io, on: !quiet && isTerminal(io.err)}
 }
 
-// start begins a new transfer on the same bar.
-func (b *transferBar) start(verb string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.verb, b.last, b.shown = verb, capsule.Progress{}, false
-}
+// verbs name the operations on the bar.
+var verbs = map[string]string{"pack": "packing", "pull": "pulling", "push": "pushing", "unpack": "unpacking", "verify": "verifying"}
 
 func (b *transferBar) update(p capsule.Progress) {
 	if b == nil || !b.on {
@@ -189,6 +63,11 @@ func (b *transferBar) update(p capsule.Progress) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.shown && p.Op != b.last.Op {
+		b.draw()
+		fmt.Fprintln(b.io.err)
+		b.shown = false
+	}
 	b.last = p
 	if time.Since(b.drawn) < 100*time.Millisecond && p.Files < p.TotalFiles {
 		return
@@ -199,18 +78,14 @@ func (b *transferBar) update(p capsule.Progress) {
 
 func (b *transferBar) draw() {
 	p := b.last
-	frac := 0.0
-	if p.TotalBytes > 0 {
-		frac = float64(p.Bytes) / float64(p.TotalBytes)
-	}
 	const w = 24
-	fill := min(w, int(frac*w))
+	fill := min(w, int(p.Fraction()*w))
 	bar := strings.Repeat("█", fill) + strings.Repeat("░", w-fill)
-	fmt.Fprintf(b.io.err, "\r\033[K%-9s %s %3.0f%%  %d/%d files  %s/%s  %s", b.verb, bar, 100*frac,
-		p.Files, p.TotalFiles, humanBytes(p.Bytes), humanBytes(p.TotalBytes), truncateName(p.Path, 40))
+	fmt.Fprintf(b.io.err, "\r\033[K%-9s %s %3.0f%%  %s  %s", verbs[p.Op], bar, 100*p.Fraction(), p, truncateName(p.Path, 40))
 	b.shown = true
 }
 
+// stop ends the bar's line.
 func (b *transferBar) stop() {
 	if b == nil || !b.on {
 		return
@@ -220,21 +95,8 @@ func (b *transferBar) stop() {
 	if b.shown {
 		b.draw()
 		fmt.Fprintln(b.io.err)
+		b.shown = false
 	}
-}
-
-// humanBytes writes n bytes in the largest binary unit that keeps it ≥ 1.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // existsError says that an output path is taken.

@@ -138,21 +138,6 @@ func runDemo(ctx context.Context, opts demoOptions, dir string, io streams) erro
 
 	start = time.Now()
 	topts := analysis.AttributionOptions{Seed: opts.seed}
-	tables, err := study.ComputeTables(ctx, st, topts)
-	if err != nil {
-		return err
-	}
-	exact, differ, nr := tables.Rescore.Counts()
-	res.Checks = demoChecks{exact, differ, nr}
-	step("rescore+attribute", start)
-	say("  2. rescore      every number of every run re-derived from its samples: %d exact, %d differ, %d not recomputable\n", exact, differ, nr)
-	for _, cl := range tables.Attribution.Claims {
-		res.Claims = append(res.Claims, demoClaim{Task: cl.Task, Metric: cl.Metric, Filter: cl.Filter, Card: cl.Card, Baseline: cl.Baseline, Final: cl.Final, Unexplained: cl.Unexplained, Statement: cl.Statement})
-		say("  3. attribution  %s %s (%s): card %.4f, baseline %.4f, after %d steps %.4f, unexplained %+.4f [%+.4f, %+.4f]\n",
-			cl.Task, cl.Metric, cl.Filter, cl.Card, cl.Baseline, len(cl.Steps), cl.Final, cl.Unexplained, cl.UnexplainedCILow, cl.UnexplainedCIHigh)
-	}
-
-	start = time.Now()
 	rep, err := study.BuildReport(ctx, st, study.ReportOptions{Attribution: topts})
 	if err != nil {
 		return err
@@ -162,7 +147,7 @@ func runDemo(ctx context.Context, opts demoOptions, dir string, io streams) erro
 		return err
 	}
 	step("report", start)
-	say("  4. report       %s (and %s)\n", res.Report, filepath.Base(res.Markdown))
+	say("  2. report       %s (and %s)\n", res.Report, filepath.Base(res.Markdown))
 
 	start = time.Now()
 	nb, err := writeDemoNotebook(ctx, studyDir)
@@ -172,19 +157,26 @@ func runDemo(ctx context.Context, opts demoOptions, dir string, io streams) erro
 	res.Notebook = nb
 	step("notebook", start)
 	if nb != "" {
-		say("  5. notebook     %s (executed)\n", nb)
+		say("  3. notebook     %s (executed)\n", nb)
 	}
 
 	start = time.Now()
 	res.Capsule = filepath.Join(dir, "demo.capsule")
-	packed, err := capsule.Pack(ctx, studyDir, res.Capsule, capsule.PackOptions{PackerVersion: version(),
-		Rescore: tables.Rescore, Attribution: tables.Attribution, TableOptions: capsule.TableOptionsOf(topts)})
+	packed, err := capsule.Pack(ctx, st, res.Capsule, capsule.PackOptions{Attribution: topts})
 	if err != nil {
 		return err
 	}
 	res.Digest = packed.Manifest.Digest.String()
 	step("pack", start)
-	say("  6. capsule      %s: %d files, %s (%s stored), %s\n", res.Capsule, packed.Files, humanBytes(packed.Bytes), humanBytes(packed.Stored), res.Digest)
+	say("  4. capsule      %s: %d files, %s (%s stored), %s\n", res.Capsule, packed.Files, capsule.FormatBytes(packed.Bytes), capsule.FormatBytes(packed.Stored), res.Digest)
+	exact, differ, nr := packed.Tables.Rescore.Counts()
+	res.Checks = demoChecks{exact, differ, nr}
+	say("  5. rescore      every number of every run re-derived from its samples: %d exact, %d differ, %d not recomputable\n", exact, differ, nr)
+	for _, cl := range packed.Tables.Attribution.Claims {
+		res.Claims = append(res.Claims, demoClaim{Task: cl.Task, Metric: cl.Metric, Filter: cl.Filter, Card: cl.Card, Baseline: cl.Baseline, Final: cl.Final, Unexplained: cl.Unexplained, Statement: cl.Statement})
+		say("  6. attribution  %s %s (%s): card %.4f, baseline %.4f, after %d steps %.4f, unexplained %+.4f [%+.4f, %+.4f]\n",
+			cl.Task, cl.Metric, cl.Filter, cl.Card, cl.Baseline, len(cl.Steps), cl.Final, cl.Unexplained, cl.UnexplainedCILow, cl.UnexplainedCIHigh)
+	}
 
 	start = time.Now()
 	c, err := capsule.Open(ctx, res.Capsule, capsule.OpenOptions{})
@@ -201,16 +193,7 @@ func runDemo(ctx context.Context, opts demoOptions, dir string, io streams) erro
 	say("  7. verify       %d blobs, every digest and size, the config's schema: %s\n", v.Blobs, okWord(v.OK))
 
 	start = time.Now()
-	replayed, cleanup, err := unpackRef(ctx, &openedRef{Capsule: c, Bar: newTransferBar(io, "", true)}, "")
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	rstudy, err := study.Load(replayed)
-	if err != nil {
-		return err
-	}
-	rr, _, err := capsule.ReplayTables(ctx, rstudy, c.Config, c.Config.TableOptions.AttributionOptions())
+	rr, err := capsule.Replay(ctx, c, capsule.ReplayOptions{})
 	if err != nil {
 		return err
 	}

@@ -48,12 +48,14 @@ they differ, like 'git diff --exit-code'.
 }
 
 func runDiff(ctx context.Context, opts diffOptions, refA, refB string, io streams) error {
-	a, err := openRef(ctx, refA, opts.ref, opts.json, io)
+	bar := newTransferBar(io, opts.json)
+	a, err := capsule.OpenRef(ctx, refA, opts.ref.openOptions(bar))
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	b, err := openRef(ctx, refB, opts.ref, opts.json, io)
+	b, err := capsule.OpenRef(ctx, refB, opts.ref.openOptions(bar))
+	bar.stop()
 	if err != nil {
 		return err
 	}
@@ -70,7 +72,7 @@ func runDiff(ctx context.Context, opts diffOptions, refA, refB string, io stream
 	return err
 }
 
-func writeDiff(io streams, a, b *openedRef, d *capsule.Differences) {
+func writeDiff(io streams, a, b *capsule.Capsule, d *capsule.Differences) {
 	w := io.out
 	fmt.Fprintf(w, "a: %s (%s)\nb: %s (%s)\n", a.Ref, a.Descriptor.Digest, b.Ref, b.Descriptor.Digest)
 	if d.Same {
@@ -112,4 +114,11 @@ func writeDiff(io streams, a, b *openedRef, d *capsule.Differences) {
 		}
 		tw.Flush()
 	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -68,41 +69,20 @@ func runPack(ctx context.Context, opts packOptions, dir string, io streams) erro
 	if err != nil {
 		return err
 	}
-	if _, err := os.Lstat(opts.out); err == nil && !opts.force && !emptyDir(opts.out) {
+	bar := newTransferBar(io, opts.json)
+	res, err := capsule.Pack(ctx, st, opts.out, capsule.PackOptions{Tag: opts.tag, AllowIncomplete: opts.allowIncomplete,
+		Replace: opts.force, Attribution: analysis.AttributionOptions{Seed: opts.seed}, Progress: bar.update})
+	bar.stop()
+	if errors.Is(err, fs.ErrExist) {
 		return existsError(opts.out)
 	}
-	po := capsule.PackOptions{Tag: opts.tag, PackerVersion: version(), AllowIncomplete: opts.allowIncomplete, Replace: opts.force}
-	unfinished := st.Unfinished()
-	if len(unfinished) > 0 && !opts.allowIncomplete {
-		return fmt.Errorf("%w: %s (finish it with capsule run %s, or pack it as it is with --allow-incomplete)",
-			study.ErrIncomplete, strings.Join(unfinished, "; "), dir)
-	}
-	if len(unfinished) == 0 {
-		topts := analysis.AttributionOptions{Seed: opts.seed}
-		tables, err := study.ComputeTables(ctx, st, topts)
-		if err != nil {
-			return err
-		}
-		po.Rescore, po.Attribution, po.TableOptions = tables.Rescore, tables.Attribution, capsule.TableOptionsOf(topts)
-	}
-	bar := newTransferBar(io, "packing", opts.json)
-	po.Progress = bar.update
-	res, err := capsule.Pack(ctx, dir, opts.out, po)
-	bar.stop()
 	if err != nil {
 		return err
 	}
 	if opts.json {
-		return writeJSON(io.out, map[string]any{
-			"capsule": opts.out, "digest": res.Manifest.Digest.String(), "tag": opts.tag,
-			"files": res.Files, "bytes": res.Bytes, "stored": res.Stored, "tables": po.Attribution != nil,
-		})
+		return writeJSON(io.out, res)
 	}
-	fmt.Fprintf(io.out, "packed %s into %s\n  digest  %s\n  files   %d (%s; %s stored)\n", st.Name, opts.out,
-		res.Manifest.Digest, res.Files, humanBytes(res.Bytes), humanBytes(res.Stored))
-	if po.Attribution == nil {
-		fmt.Fprintln(io.out, "  tables  none (incomplete study): a replay can verify files, not numbers")
-	}
+	fmt.Fprint(io.out, res)
 	fmt.Fprintf(io.out, "Next: capsule verify %s; capsule push %s REGISTRY/REPOSITORY:TAG\n", opts.out, opts.out)
 	return nil
 }

@@ -58,7 +58,7 @@ credentials come from the Docker config and its credential helpers.
 }
 
 func runPull(ctx context.Context, opts pullOptions, ref string, io streams) error {
-	bar := newTransferBar(io, "pulling", opts.json)
+	bar := newTransferBar(io, opts.json)
 	desc, err := capsule.Pull(ctx, ref, opts.out, capsule.PullOptions{Tag: opts.tag, PlainHTTP: opts.plainHTTP, WithReferrers: opts.withReports, Progress: bar.update})
 	bar.stop()
 	if err != nil {

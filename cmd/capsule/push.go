@@ -53,10 +53,7 @@ with 'docker login', 'podman login --authfile ~/.docker/config.json' or
 }
 
 func runPush(ctx context.Context, opts pushOptions, src, target string, io streams) error {
-	if err := notAStudy(src); err != nil {
-		return err
-	}
-	bar := newTransferBar(io, "pushing", opts.json)
+	bar := newTransferBar(io, opts.json)
 	desc, err := capsule.Push(ctx, src, target, capsule.PushOptions{Tag: opts.tag, PlainHTTP: opts.plainHTTP, WithReferrers: opts.withReports, Progress: bar.update})
 	bar.stop()
 	if err != nil {

@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/evalcapsule/evalcapsule/study"
 )
 
@@ -57,20 +60,15 @@ report is built from it.
 }
 
 func runReport(ctx context.Context, opts reportOptions, dir string, io streams) error {
-	if isCapsuleRef(dir) {
-		c, err := openRef(ctx, dir, opts.ref, opts.json, io)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		unpacked, cleanup, err := unpackRef(ctx, c, "")
-		if err != nil {
-			return err
-		}
+	var st *study.Study
+	var err error
+	if capsule.IsRef(dir) {
+		var cleanup func()
+		st, cleanup, err = unpackedStudy(ctx, dir, opts.ref, opts.json, io)
 		defer cleanup()
-		dir = unpacked
+	} else {
+		st, err = study.Load(dir)
 	}
-	st, err := study.Load(dir)
 	if err != nil {
 		return err
 	}
@@ -87,4 +85,24 @@ func runReport(ctx context.Context, opts reportOptions, dir string, io streams) 
 	}
 	fmt.Fprintf(io.out, "wrote %s and %s\n", opts.out, md)
 	return nil
+}
+
+// unpackedStudy opens the capsule ref names and unpacks its study into a
+// temporary folder, which cleanup removes.
+func unpackedStudy(ctx context.Context, ref string, o refOptions, quiet bool, io streams) (st *study.Study, cleanup func(), err error) {
+	cleanup = func() {}
+	bar := newTransferBar(io, quiet)
+	defer bar.stop()
+	c, err := capsule.OpenRef(ctx, ref, o.openOptions(bar))
+	if err != nil {
+		return nil, cleanup, err
+	}
+	defer c.Close()
+	tmp, err := os.MkdirTemp("", "capsule-report-")
+	if err != nil {
+		return nil, cleanup, err
+	}
+	cleanup = func() { os.RemoveAll(tmp) }
+	st, err = c.UnpackStudy(ctx, filepath.Join(tmp, "study"))
+	return st, cleanup, err
 }

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"runtime/debug"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/internal/buildinfo"
 	"github.com/evalcapsule/evalcapsule/study"
 	"github.com/spf13/cobra"
 	"oras.land/oras-go/v2/errdef"
@@ -120,7 +120,7 @@ bit, so that a reproduction can be trusted before it is compared, attributed
 or shared.
 
 ` + exitCodesHelp,
-		Version:       version(),
+		Version:       buildinfo.Version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -155,13 +155,6 @@ or shared.
 	return root
 }
 
-// version is the module version the binary was built from.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
-}
 
 func jsonRequested(args []string) bool {
 	for _, a := range args {

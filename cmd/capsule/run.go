@@ -316,6 +316,9 @@ func truncateName(s string, n int) string {
 }
 
 func (b *bars) stop() {
+	if b == nil {
+		return
+	}
 	if b.ticker != nil {
 		b.ticker.Stop()
 		close(b.done)

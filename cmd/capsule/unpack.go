@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 
+	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/spf13/cobra"
 )
 
@@ -48,17 +50,20 @@ compare, run).
 }
 
 func runUnpack(ctx context.Context, opts unpackOptions, ref string, io streams) error {
-	if isLocalRef(opts.out) && !emptyDir(opts.out) {
+	if _, err := os.Lstat(opts.out); err == nil && !emptyDir(opts.out) {
 		return existsError(opts.out)
 	}
-	c, err := openRef(ctx, ref, opts.ref, opts.json, io)
+	bar := newTransferBar(io, opts.json)
+	defer bar.stop()
+	c, err := capsule.OpenRef(ctx, ref, opts.ref.openOptions(bar))
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if _, _, err := unpackRef(ctx, c, opts.out); err != nil {
+	if err := c.Unpack(ctx, opts.out); err != nil {
 		return err
 	}
+	bar.stop()
 	if opts.json {
 		return writeJSON(io.out, map[string]any{"capsule": ref, "digest": c.Descriptor.Digest.String(), "study": opts.out, "files": len(c.Files())})
 	}

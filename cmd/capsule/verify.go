@@ -51,7 +51,9 @@ Exit code 1 when there is any.
 }
 
 func runVerify(ctx context.Context, opts verifyOptions, ref string, io streams) error {
-	c, err := openRef(ctx, ref, opts.ref, opts.json, io)
+	bar := newTransferBar(io, opts.json)
+	defer bar.stop()
+	c, err := capsule.OpenRef(ctx, ref, opts.ref.openOptions(bar))
 	if err != nil {
 		var p *capsule.Problem
 		if errors.As(err, &p) {
@@ -63,9 +65,8 @@ func runVerify(ctx context.Context, opts verifyOptions, ref string, io streams) 
 		return err
 	}
 	defer c.Close()
-	c.Bar.start("verifying")
-	v, err := capsule.Verify(ctx, c.Capsule)
-	c.Bar.stop()
+	v, err := capsule.Verify(ctx, c)
+	bar.stop()
 	if err != nil {
 		return err
 	}

@@ -56,10 +56,8 @@ func init() {
 		"Push":                        reflect.ValueOf(capsule.Push),
 		"ReplayArtifactType":          reflect.ValueOf(constant.MakeFromLiteral("\"application/vnd.evalcapsule.replay.v1\"", token.STRING, 0)),
 		"ReplaySchema":                reflect.ValueOf(constant.MakeFromLiteral("\"evalcapsule.replay/v1\"", token.STRING, 0)),
-		"ReplayTables":                reflect.ValueOf(capsule.ReplayTables),
 		"ReportTitle":                 reflect.ValueOf(constant.MakeFromLiteral("\"replay-report.json\"", token.STRING, 0)),
 		"Reports":                     reflect.ValueOf(capsule.Reports),
-		"TableOptionsOf":              reflect.ValueOf(capsule.TableOptionsOf),
 		"ValidateConfig":              reflect.ValueOf(capsule.ValidateConfig),
 		"Verify":                      reflect.ValueOf(capsule.Verify),
 

@@ -1,0 +1,221 @@
+package capsule
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+)
+
+// Inspection is what a capsule holds, read from its manifest and config
+// without unpacking it: `capsule inspect --json`.
+type Inspection struct {
+	Capsule       string         `json:"capsule"`
+	Digest        string         `json:"digest"`
+	Size          int64          `json:"size"`
+	Study         string         `json:"study"`
+	FormatVersion string         `json:"format_version"`
+	Packer        Packer         `json:"packer"`
+	Created       string         `json:"created,omitempty"`
+	Simulated     bool           `json:"simulated"`
+	Runs          []RunSummary   `json:"runs"`
+	Claims        []ClaimSummary `json:"claims"`
+	Tables        bool           `json:"tables"`
+	// Reports are the digests of the replay reports attached to the
+	// capsule.
+	Reports []string `json:"reports"`
+	Files   int      `json:"files"`
+	Bytes   int64    `json:"bytes"`
+	Stored  int64    `json:"stored"`
+	// FileList is every file, when InspectOptions.Files asks for it.
+	FileList []FileSummary `json:"file_list,omitempty"`
+}
+
+// RunSummary is one run of an inspected capsule.
+type RunSummary struct {
+	Name          string   `json:"name"`
+	Label         string   `json:"label,omitempty"`
+	Status        string   `json:"status"`
+	Model         string   `json:"model"`
+	Revision      string   `json:"revision,omitempty"`
+	LMEvalVersion string   `json:"lm_eval_version"`
+	LMEvalCommit  string   `json:"lm_eval_commit,omitempty"`
+	Image         string   `json:"image,omitempty"`
+	Runner        string   `json:"runner"`
+	GPUs          []string `json:"gpus,omitempty"`
+	Driver        string   `json:"driver,omitempty"`
+	CUDA          string   `json:"cuda,omitempty"`
+	Simulated     bool     `json:"simulated,omitempty"`
+	Argv          []string `json:"argv"`
+}
+
+// ClaimSummary is one claim of an inspected capsule, with its packed
+// attribution.
+type ClaimSummary struct {
+	Task        string  `json:"task"`
+	Metric      string  `json:"metric"`
+	Filter      string  `json:"filter"`
+	Card        float64 `json:"card"`
+	Final       float64 `json:"final"`
+	Unexplained float64 `json:"unexplained"`
+}
+
+// FileSummary is one file of an inspected capsule.
+type FileSummary struct {
+	Path      string `json:"path"`
+	MediaType string `json:"media_type"`
+	Size      int64  `json:"size"`
+	Stored    int64  `json:"stored"`
+	Digest    string `json:"digest"`
+}
+
+// InspectOptions configures Inspect. The zero value leaves the file list
+// out.
+type InspectOptions struct {
+	// Files lists every file with its size and digest.
+	Files bool
+}
+
+// Inspect describes the capsule from its manifest and config, and lists
+// the replay reports attached to it.
+func Inspect(ctx context.Context, c *Capsule, opts InspectOptions) (*Inspection, error) {
+	cfg := c.Config
+	in := &Inspection{Capsule: c.Ref, Digest: c.Descriptor.Digest.String(), Size: c.Descriptor.Size, Study: cfg.Study,
+		FormatVersion: cfg.FormatVersion, Packer: cfg.Packer, Created: c.Manifest.Annotations[ocispec.AnnotationCreated],
+		Simulated: cfg.Simulated, Runs: []RunSummary{}, Claims: []ClaimSummary{}, Reports: []string{},
+		Tables: cfg.Attribution != nil && cfg.Rescore != nil}
+	for _, r := range cfg.Runs {
+		in.Runs = append(in.Runs, summarizeRun(r))
+	}
+	if cfg.Attribution != nil {
+		for _, cl := range cfg.Attribution.Claims {
+			in.Claims = append(in.Claims, ClaimSummary{Task: cl.Task, Metric: cl.Metric, Filter: cl.Filter, Card: cl.Card, Final: cl.Final, Unexplained: cl.Unexplained})
+		}
+	}
+	for _, f := range c.Files() {
+		in.Files++
+		in.Bytes += f.Size
+		in.Stored += f.Descriptor.Size
+		if opts.Files {
+			in.FileList = append(in.FileList, FileSummary{Path: f.Path, MediaType: f.MediaType, Size: f.Size, Stored: f.Descriptor.Size, Digest: f.Descriptor.Digest.String()})
+		}
+	}
+	// A layout whose referrers cannot be listed still describes its
+	// capsule: the list is empty then.
+	if descs, err := Reports(ctx, c.Path, PullOptions{Tag: c.Descriptor.Digest.String()}); err == nil {
+		for _, d := range descs {
+			in.Reports = append(in.Reports, d.Digest.String())
+		}
+	}
+	return in, nil
+}
+
+func summarizeRun(r ConfigRun) RunSummary {
+	rec := r.Record
+	rs := RunSummary{Name: r.Name}
+	if rec == nil {
+		rs.Status = "missing"
+		return rs
+	}
+	rs.Label, rs.Status, rs.Simulated = rec.Label, rec.Status, rec.Simulated
+	rs.Model, rs.Revision = rec.Model.ID, cmp.Or(rec.Model.ResolvedRevision, rec.Model.Revision)
+	rs.LMEvalVersion, rs.LMEvalCommit = rec.Harness.Version, rec.Harness.Commit
+	rs.Runner = rec.Runner.Kind
+	if rec.Image != nil {
+		rs.Image = rec.Image.Ref
+		if rec.Image.IndexDigest == "" && rec.Image.PlatformDigest != "" {
+			rs.Image += " (" + rec.Image.PlatformDigest + ")"
+		}
+	}
+	if env := rec.Env; env != nil {
+		for _, g := range env.GPUs {
+			rs.GPUs = append(rs.GPUs, g.Name)
+		}
+		rs.Driver, rs.CUDA = env.DriverVersion, env.CUDAVersion
+	}
+	rs.Argv = rec.Argv
+	return rs
+}
+
+// String is the inspection for people: the capsule, its runs, claims,
+// attached reports and (when listed) files.
+func (in *Inspection) String() string {
+	var w strings.Builder
+	fmt.Fprintf(&w, "capsule %s\n", in.Digest)
+	if in.Simulated {
+		fmt.Fprintln(&w, "  SIMULATED: some runs come from the simulated backend; no model was run for them")
+	}
+	fmt.Fprintf(&w, "  study    %s\n", in.Study)
+	fmt.Fprintf(&w, "  format   %s, packed by %s %s", in.FormatVersion, in.Packer.Name, in.Packer.Version)
+	if in.Created != "" {
+		fmt.Fprintf(&w, ", created %s", in.Created)
+	}
+	fmt.Fprintf(&w, "\n  files    %d (%s; %s stored)\n", in.Files, FormatBytes(in.Bytes), FormatBytes(in.Stored))
+	if !in.Tables {
+		fmt.Fprintln(&w, "  tables   none: packed incomplete, a replay can check files but not numbers")
+	}
+	fmt.Fprintf(&w, "\nRuns (%d)\n", len(in.Runs))
+	tw := tabwriter.NewWriter(&w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  NAME\tSTATUS\tMODEL\tLM-EVAL\tRUNNER\tIMAGE\tGPU")
+	for _, r := range in.Runs {
+		model := r.Model
+		if r.Revision != "" {
+			model += "@" + short(r.Revision, 12)
+		}
+		lmEval := r.LMEvalVersion
+		if r.LMEvalCommit != "" {
+			lmEval += " (" + short(r.LMEvalCommit, 10) + ")"
+		}
+		gpu := strings.Join(r.GPUs, ",")
+		if r.Driver != "" {
+			gpu += " driver " + r.Driver
+		}
+		if r.CUDA != "" {
+			gpu += " CUDA " + r.CUDA
+		}
+		if r.Simulated {
+			gpu = "simulated"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Status, model, lmEval, r.Runner, dash(short(r.Image, 60)), dash(strings.TrimSpace(gpu)))
+	}
+	tw.Flush()
+	if len(in.Claims) > 0 {
+		fmt.Fprintf(&w, "\nClaims (packed attribution)\n")
+		tw = tabwriter.NewWriter(&w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  TASK\tMETRIC\tFILTER\tCARD\tFINAL\tUNEXPLAINED")
+		for _, cl := range in.Claims {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%.4f\t%.4f\t%+.4f\n", cl.Task, cl.Metric, dash(cl.Filter), cl.Card, cl.Final, cl.Unexplained)
+		}
+		tw.Flush()
+	}
+	fmt.Fprintf(&w, "\nReplay reports: %d\n", len(in.Reports))
+	for _, r := range in.Reports {
+		fmt.Fprintf(&w, "  %s\n", r)
+	}
+	if len(in.FileList) > 0 {
+		fmt.Fprintf(&w, "\nFiles\n")
+		tw = tabwriter.NewWriter(&w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		for _, f := range in.FileList {
+			fmt.Fprintf(tw, "  %s\t%s\t  %s\t%s\t\n", FormatBytes(f.Size), FormatBytes(f.Stored), short(f.Digest, 19), f.Path)
+		}
+		tw.Flush()
+	}
+	return w.String()
+}
+
+func short(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
