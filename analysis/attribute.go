@@ -11,6 +11,14 @@ type Attribution struct {
 	Claims    []ClaimAttribution `json:"claims"`
 }
 
+// UnmarshalJSON reads what MarshalJSON (the package function) writes,
+// `capsule attribute --json`, with NaN where it wrote null. Study and
+// Simulated, not written, are left as they are.
+func (a *Attribution) UnmarshalJSON(b []byte) error {
+	type attribution Attribution
+	return unmarshalNaN(b, (*attribution)(a))
+}
+
 // ClaimAttribution is the attribution of one claimed number.
 type ClaimAttribution struct {
 	Task   string `json:"task"`

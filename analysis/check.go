@@ -2,7 +2,9 @@ package analysis
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
+	"reflect"
 	"strconv"
 
 	"github.com/evalcapsule/evalcapsule/harness"
@@ -109,6 +111,45 @@ func (n Number) MarshalJSON() ([]byte, error) {
 	return strconv.AppendFloat(nil, n.Value, 'g', -1, 64), nil
 }
 
+// UnmarshalJSON inverts MarshalJSON: null is absent, "N/A" lm-eval's "N/A",
+// "NaN", "Infinity" and "-Infinity" the non-finite floats, any other string
+// text, and a JSON number the float64 it spells.
+func (n *Number) UnmarshalJSON(b []byte) error {
+	switch {
+	case string(b) == "null":
+		*n = Number{}
+		return nil
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		switch s {
+		case "N/A":
+			*n = NA
+		case "NaN":
+			*n = Num(math.NaN())
+		case "Infinity":
+			*n = Num(math.Inf(1))
+		case "-Infinity":
+			*n = Num(math.Inf(-1))
+		default:
+			*n = Number{Set: true, Text: s}
+		}
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return &json.UnmarshalTypeError{Value: ute.Value, Type: reflect.TypeFor[Number](), Offset: ute.Offset}
+		}
+		return err
+	}
+	*n = Num(f)
+	return nil
+}
+
 // Check is one recomputed number: a task's or group's metric under a filter.
 type Check struct {
 	Task             string `json:"task"`
@@ -170,6 +211,26 @@ func (r *RunReport) MarshalJSON() ([]byte, error) {
 // RescoreReport is the re-scoring of several outputs.
 type RescoreReport struct {
 	Runs []*RunReport `json:"runs"`
+}
+
+// UnmarshalJSON reads what MarshalJSON (the package function) writes,
+// `capsule rescore --json`: a null python_version is an unknown one, a
+// run's checks are never nil, and a null run reads as an empty one.
+func (r *RescoreReport) UnmarshalJSON(b []byte) error {
+	type rescoreReport RescoreReport
+	if err := unmarshalNaN(b, (*rescoreReport)(r)); err != nil {
+		return err
+	}
+	for i, run := range r.Runs {
+		if run == nil {
+			run = &RunReport{}
+			r.Runs[i] = run
+		}
+		if run.Checks == nil {
+			run.Checks = []Check{}
+		}
+	}
+	return nil
 }
 
 // Counts returns how many checks ended in each status.

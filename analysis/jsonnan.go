@@ -120,3 +120,100 @@ func (o orderedObject) MarshalJSON() ([]byte, error) {
 	}
 	return append(b, '}'), nil
 }
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// unmarshalNaN decodes b into v as encoding/json does, then sets to NaN the
+// floats that b holds as null, undoing MarshalJSON (an infinity, also
+// written as null, comes back as NaN). A *float64 member written as null
+// becomes a pointer to NaN when the member has omitempty (a nil pointer is
+// omitted, so null was a NaN); without omitempty null stays nil. Values of
+// types with their own UnmarshalJSON restore themselves and are left alone,
+// so v must not be one: an UnmarshalJSON method passes its receiver
+// converted to a type without methods.
+func unmarshalNaN(b []byte, v any) error {
+	if err := json.Unmarshal(b, v); err != nil {
+		return err
+	}
+	var raw any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	restoreNaN(reflect.ValueOf(v).Elem(), raw)
+	return nil
+}
+
+// restoreNaN sets the floats of v that raw (the same JSON decoded
+// generically) holds as null to NaN, following the struct fields' json tags
+// as nanToNull does.
+func restoreNaN(v reflect.Value, raw any) {
+	if v.Type().Implements(unmarshalerType) || v.CanAddr() && v.Addr().Type().Implements(unmarshalerType) {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if raw == nil {
+			v.SetFloat(math.NaN())
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			restoreNaN(v.Elem(), raw)
+		}
+	case reflect.Slice, reflect.Array:
+		list, _ := raw.([]any)
+		for i := 0; i < v.Len() && i < len(list); i++ {
+			restoreNaN(v.Index(i), list[i])
+		}
+	case reflect.Map:
+		obj, _ := raw.(map[string]any)
+		if v.IsNil() || len(obj) == 0 {
+			return
+		}
+		it := v.MapRange()
+		for it.Next() {
+			k := it.Key()
+			key := k.String()
+			if k.Kind() != reflect.String {
+				b, _ := json.Marshal(k.Interface())
+				key = strings.Trim(string(b), `"`)
+			}
+			val, present := obj[key]
+			if !present {
+				continue
+			}
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(it.Value())
+			restoreNaN(e, val)
+			v.SetMapIndex(k, e)
+		}
+	case reflect.Struct:
+		obj, _ := raw.(map[string]any)
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			val, present := obj[name]
+			if !present {
+				continue
+			}
+			fv := v.Field(i)
+			if k := f.Type.Kind(); val == nil && k == reflect.Pointer && strings.Contains(opts, "omitempty") {
+				if ek := f.Type.Elem().Kind(); ek == reflect.Float32 || ek == reflect.Float64 {
+					fv.Set(reflect.New(f.Type.Elem()))
+					fv.Elem().SetFloat(math.NaN())
+				}
+				continue
+			}
+			restoreNaN(fv, val)
+		}
+	}
+}

@@ -10,11 +10,9 @@ import (
 	"hash"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path"
 	"path/filepath"
-	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -755,9 +753,8 @@ func decodeConfig(b []byte, blob string) (*Config, error) {
 		return nil, &Problem{Blob: blob, Path: "config", What: "config schema", Expected: ConfigSchema, Found: quoteOrNone(head.Schema)}
 	}
 
-	// The tables hold what JSON cannot: NaN (written as null) and lm-eval's
-	// "N/A" (analysis.Number writes but does not read). They are decoded
-	// apart and restored.
+	// The tables decode themselves: analysis restores what JSON cannot
+	// hold (NaN written as null, lm-eval's "N/A").
 	type plain Config
 	var aux struct {
 		plain
@@ -770,134 +767,20 @@ func decodeConfig(b []byte, blob string) (*Config, error) {
 	cfg := Config(aux.plain)
 	if len(aux.Attribution) > 0 && string(aux.Attribution) != "null" {
 		var att analysis.Attribution
-		var raw any
 		if err := json.Unmarshal(aux.Attribution, &att); err != nil {
 			return nil, &Problem{Blob: blob, Path: "config", What: "attribution", Expected: "the attribution table", Found: err.Error()}
 		}
-		json.Unmarshal(aux.Attribution, &raw)
-		nullToNaN(reflect.ValueOf(&att).Elem(), raw)
 		att.Study, att.Simulated = cfg.Study, cfg.Simulated
 		cfg.Attribution = &att
 	}
 	if len(aux.Rescore) > 0 && string(aux.Rescore) != "null" {
-		rep, err := decodeRescore(aux.Rescore)
-		if err != nil {
+		var rep analysis.RescoreReport
+		if err := json.Unmarshal(aux.Rescore, &rep); err != nil {
 			return nil, &Problem{Blob: blob, Path: "config", What: "rescore", Expected: "the rescore report", Found: err.Error()}
 		}
-		cfg.Rescore = rep
+		cfg.Rescore = &rep
 	}
 	return &cfg, nil
-}
-
-// nullToNaN sets the float64 fields of v that raw (the same JSON decoded
-// generically) holds as null to NaN, undoing MarshalConfig.
-func nullToNaN(v reflect.Value, raw any) {
-	switch v.Kind() {
-	case reflect.Float64:
-		if raw == nil {
-			v.SetFloat(math.NaN())
-		}
-	case reflect.Pointer:
-		if !v.IsNil() {
-			nullToNaN(v.Elem(), raw)
-		}
-	case reflect.Slice:
-		list, _ := raw.([]any)
-		for i := 0; i < v.Len() && i < len(list); i++ {
-			nullToNaN(v.Index(i), list[i])
-		}
-	case reflect.Struct:
-		obj, _ := raw.(map[string]any)
-		for i := range v.NumField() {
-			sf := v.Type().Field(i)
-			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-			if !sf.IsExported() || name == "-" {
-				continue
-			}
-			if name == "" {
-				name = sf.Name
-			}
-			if val, present := obj[name]; present {
-				nullToNaN(v.Field(i), val)
-			}
-		}
-	}
-}
-
-// decodeRescore reads `capsule rescore --json` back into a Report.
-func decodeRescore(b []byte) (*analysis.RescoreReport, error) {
-	var in struct {
-		Runs []struct {
-			Path          string  `json:"path"`
-			LMEvalVersion string  `json:"lm_eval_version"`
-			PythonVersion *string `json:"python_version"`
-			Checks        []struct {
-				Task             string          `json:"task"`
-				Metric           string          `json:"metric"`
-				Filter           string          `json:"filter"`
-				N                int             `json:"n"`
-				Reported         json.RawMessage `json:"reported"`
-				Recomputed       json.RawMessage `json:"recomputed"`
-				ReportedStderr   json.RawMessage `json:"reported_stderr"`
-				RecomputedStderr json.RawMessage `json:"recomputed_stderr"`
-				Level            analysis.Level  `json:"level"`
-				Status           analysis.Status `json:"status"`
-				Reason           string          `json:"reason"`
-			} `json:"checks"`
-		} `json:"runs"`
-	}
-	if err := json.Unmarshal(b, &in); err != nil {
-		return nil, err
-	}
-	rep := &analysis.RescoreReport{}
-	for _, r := range in.Runs {
-		rr := &analysis.RunReport{Path: r.Path, LMEvalVersion: r.LMEvalVersion, Checks: []analysis.Check{}}
-		if r.PythonVersion != nil {
-			rr.PythonVersion = *r.PythonVersion
-		}
-		for _, ch := range r.Checks {
-			out := analysis.Check{Task: ch.Task, Metric: ch.Metric, Filter: ch.Filter, N: ch.N, Level: ch.Level, Status: ch.Status, Reason: ch.Reason}
-			for _, nv := range []struct {
-				dst *analysis.Number
-				raw json.RawMessage
-			}{{&out.Reported, ch.Reported}, {&out.Recomputed, ch.Recomputed}, {&out.ReportedStderr, ch.ReportedStderr}, {&out.RecomputedStderr, ch.RecomputedStderr}} {
-				n, err := decodeNumber(nv.raw)
-				if err != nil {
-					return nil, fmt.Errorf("%s %s %s: %w", ch.Task, ch.Metric, ch.Filter, err)
-				}
-				*nv.dst = n
-			}
-			rr.Checks = append(rr.Checks, out)
-		}
-		rep.Runs = append(rep.Runs, rr)
-	}
-	return rep, nil
-}
-
-// decodeNumber inverts analysis.Number's MarshalJSON.
-func decodeNumber(raw json.RawMessage) (analysis.Number, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return analysis.Number{}, nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		switch s {
-		case "N/A":
-			return analysis.NA, nil
-		case "NaN":
-			return analysis.Num(math.NaN()), nil
-		case "Infinity", "inf":
-			return analysis.Num(math.Inf(1)), nil
-		case "-Infinity", "-inf":
-			return analysis.Num(math.Inf(-1)), nil
-		}
-		return analysis.Number{Set: true, Text: s}, nil
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil {
-		return analysis.Number{}, fmt.Errorf("expected a number, a string or null, found %s", raw)
-	}
-	return analysis.Num(f), nil
 }
 
 // blobSource is where a capsule's layout files are: a directory or a tar.
