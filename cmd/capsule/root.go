@@ -155,7 +155,6 @@ or shared.
 	return root
 }
 
-
 func jsonRequested(args []string) bool {
 	for _, a := range args {
 		if a == "--json" || a == "--json=true" {
