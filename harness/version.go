@@ -28,7 +28,7 @@ func ParseVersion(s string) (Version, error) {
 		n++
 	}
 	if n < 2 {
-		return v, fmt.Errorf("invalid lm-eval version %q", s)
+		return v, fmt.Errorf("%w: invalid lm-eval version %q", ErrInvalidSetting, s)
 	}
 	return v, nil
 }

@@ -34,7 +34,7 @@ steps, the Shapley attribution and the interaction are shown too.
 STUDY_DIR holds study.yaml and runs/<name>/ for every planned run (see
 capsule run).
 
-` + exitCodesHelp,
+` + exitCodes(code{exitUsage, "usage or input error, or a study whose runs are missing"}, codeInterrupted),
 		Example: `  capsule attribute studies/llama-3.2-1b-instruct/
   capsule attribute --json studies/llama-3.2-1b-instruct/ > attribution.json`,
 		Args: usageArgs(cobra.ExactArgs(1)),

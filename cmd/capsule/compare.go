@@ -43,7 +43,7 @@ with trailing whitespace (·) and line ends (⏎) made visible.
 A run is a run directory (run.json and output/), an lm-eval output
 directory, or a results file.
 
-` + exitCodesHelp,
+` + exitCodes(code{exitUsage, "usage or input error, or runs that cannot be paired (other documents, no common task)"}, codeInterrupted),
 		Example: `  capsule compare runs/baseline runs/chat-template
   capsule compare --json a/results_2025-08-07T11-42-40.066002.json b/`,
 		Args: usageArgs(cobra.ExactArgs(2)),

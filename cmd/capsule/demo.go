@@ -46,7 +46,7 @@ file says so), into a new folder (default ./capsule-demo):
 It prints where everything is and what to open first. About ten seconds on
 two cores.
 
-` + exitCodesHelp,
+` + exitCodes(code{exitFailed, "a number differs, or the capsule does not verify or replay"}, codeUsage, codeInterrupted),
 		Example: `  capsule demo
   capsule demo /tmp/demo`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),

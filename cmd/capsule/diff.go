@@ -32,7 +32,7 @@ they differ, like 'git diff --exit-code'.
 
 ` + refHelp + `
 
-` + exitCodesHelp,
+` + exitCodes(code{exitFailed, "the capsules differ (with --exit-code), or one is not valid"}, codeUsage, codeRegistry, codeInterrupted),
 		Example: `  capsule diff old.capsule new.capsule
   capsule diff --json registry.example.com/team/study:v1 registry.example.com/team/study:v2`,
 		Args: usageArgs(cobra.ExactArgs(2)),

@@ -45,7 +45,7 @@ Hand labels in RUN/labels/<task>.csv (doc_id,class) or .json
 ({"<doc_id>": "<class>"}) are compared with the automatic classes (for a
 task, not a group).
 
-` + exitCodesHelp,
+` + exitCodes(codeUsage, codeInterrupted),
 		Example: `  capsule failures runs/baseline --task gsm8k -n 50 --seed 1
   capsule failures runs/baseline --task gsm8k --filter flexible-extract --json`,
 		Args: usageArgs(cobra.ExactArgs(1)),

@@ -41,7 +41,7 @@ At full size (the default) it writes GSM8K 1,319 docs × 2 filters and MMLU
 --gsm8k-docs and --mmlu-docs for a small run. The same seed gives the same
 bytes. Files are written atomically; an existing run is never overwritten.
 
-` + exitCodesHelp,
+` + exitCodes(codeUsage),
 		Example: `  capsule generate --seed 1 example/
   capsule rescore example/
   capsule generate --gsm8k-docs 50 --mmlu-docs 5 small/`,

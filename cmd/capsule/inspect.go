@@ -31,7 +31,7 @@ to check every file.
 
 ` + refHelp + `
 
-` + exitCodesHelp,
+` + exitCodes(codeInvalid, codeUsage, codeRegistry, codeInterrupted),
 		Example: `  capsule inspect llama.capsule
   capsule inspect --files --json llama.tar
   capsule inspect registry.example.com/team/llama-study:v1`,

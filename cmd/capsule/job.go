@@ -30,7 +30,7 @@ SIGINT/SIGTERM. A simulated run takes about $EVALCAPSULE_SIMULATE_PACE (a
 duration such as 5s; default: as fast as it can be written), so that it can
 be watched or cancelled half-way.
 
-` + exitCodesHelp,
+` + exitCodes(codeUsage, code{exitExternal, "lm-eval failed or could not start"}, code{exitInterrupted, "interrupted: run.json says interrupted"}),
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runJob(cmd.Context(), opts, args[0])

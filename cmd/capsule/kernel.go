@@ -43,7 +43,7 @@ show richly. See 'go doc github.com/evalcapsule/evalcapsule/kernel/display'.
 SIGINT interrupts the running cell (interrupt_mode "signal"); SIGTERM
 stops the kernel.
 
-` + exitCodesHelp,
+` + exitCodes(code{exitUsage, "usage error, or a connection file the kernel cannot use"}),
 		Example: `  capsule kernel install --user
   jupyter notebook        # then New → Go (evalcapsule)
   capsule kernel --connection-file /run/user/1000/jupyter/kernel-1.json`,
@@ -75,7 +75,7 @@ stops the kernel.
 func runKernel(ctx context.Context, opts kernelOptions, io streams) error {
 	conn, err := kernel.ReadConnection(opts.connectionFile)
 	if err != nil {
-		return &usageError{err}
+		return err
 	}
 	k, err := kernel.New(ctx, kernel.Options{Connection: conn, Log: io.err, HistoryFile: opts.history})
 	if err != nil {
@@ -141,7 +141,7 @@ To uninstall:
   jupyter kernelspec uninstall ` + kernel.SpecName + `
 or delete the directory this command printed.
 
-` + exitCodesHelp,
+` + exitCodes(code{exitUsage, "usage error, or a kernel directory that cannot be written"}),
 		Example: `  capsule kernel install --user
   capsule kernel install --prefix /tmp/jp && JUPYTER_PATH=/tmp/jp/share/jupyter jupyter kernelspec list
   jupyter kernelspec uninstall ` + kernel.SpecName,
@@ -244,13 +244,9 @@ other than code, are written back as they are.
 -o is required and may name NOTEBOOK itself, to execute it in place. OUT is
 written atomically: a reader never sees half a notebook.
 
-Exit codes:
-  0  every cell ran without error (or --allow-errors)
-  1  a cell failed, or ran longer than --timeout: OUT has the outputs so far
-  2  usage or input error (bad flag, unreadable or malformed notebook,
-     missing --cwd, OUT not writable), or interrupted: OUT has the outputs
-     so far
-  3  another failure (such as a full disk)`,
+` + exitCodes(code{exitFailed, "a cell failed, or ran longer than --timeout: OUT has the outputs so far"},
+			code{exitUsage, "usage or input error (bad flag, unreadable or malformed notebook, missing --cwd, OUT not writable)"},
+			code{exitInterrupted, "interrupted: OUT has the outputs so far"}),
 		Example: `  capsule kernel execute notebooks/kernel-tour.ipynb -o /tmp/tour.ipynb
   capsule kernel execute study.ipynb -o study.ipynb --timeout 10m
   capsule kernel execute --json --allow-errors draft.ipynb -o draft.out.ipynb`,

@@ -43,7 +43,7 @@ A study whose planned runs are missing or not done is refused: run it first
 
 Then: capsule verify OUT; capsule push OUT REGISTRY/REPO:TAG.
 
-` + exitCodesHelp,
+` + exitCodes(code{exitUsage, "usage or input error, a study whose runs are not done, or OUT exists"}, codeInterrupted),
 		Example: `  capsule pack studies/llama-3.2-1b-instruct -o llama.capsule
   capsule pack studies/llama-3.2-1b-instruct -o llama.tar --tag v1`,
 		Args: usageArgs(cobra.ExactArgs(1)),

@@ -37,7 +37,7 @@ Then: capsule verify DIR; capsule replay DIR.
 Loopback registries get plain HTTP, others HTTPS unless --plain-http;
 credentials come from the Docker config and its credential helpers.
 
-` + exitCodesHelp,
+` + exitCodes(codeInvalid, codeUsage, codeRegistry, codeInterrupted),
 		Example: `  capsule pull registry.example.com/team/llama-study:v1 -o review/
   capsule pull registry.example.com/team/llama-study@sha256:3b1f… -o review/`,
 		Args: usageArgs(cobra.ExactArgs(1)),

@@ -36,7 +36,7 @@ GHCR, ECR, ...). Loopback registries get plain HTTP, others HTTPS unless
 with 'docker login', 'podman login --authfile ~/.docker/config.json' or
 'oras login'.
 
-` + exitCodesHelp,
+` + exitCodes(codeInvalid, codeUsage, codeRegistry, codeInterrupted),
 		Example: `  capsule push llama.capsule registry.example.com/team/llama-study:v1
   capsule push llama.tar 127.0.0.1:5000/llama-study:v1`,
 		Args: usageArgs(cobra.ExactArgs(2)),

@@ -53,7 +53,7 @@ number or rerun differs.
 
 ` + refHelp + `
 
-` + exitCodesHelp,
+` + exitCodes(code{exitFailed, "a number or a rerun differs from the packed capsule, or the capsule is not valid"}, codeUsage, code{exitExternal, "a registry or the rerun's runner failed"}, codeInterrupted),
 		Example: `  capsule replay review/
   capsule replay registry.example.com/team/llama-study@sha256:3b1f… --attach=false
   capsule replay review/ --rerun --runner container --gpus 1

@@ -39,7 +39,7 @@ report is built from it.
 
 ` + refHelp + `
 
-` + exitCodesHelp,
+` + exitCodes(codeInvalid, codeUsage, codeRegistry, codeInterrupted),
 		Example: `  capsule report studies/llama-3.2-1b-instruct/ -o report.html
   capsule report review/ -o report.html`,
 		Args: usageArgs(cobra.ExactArgs(1)),
@@ -74,7 +74,7 @@ func runReport(ctx context.Context, opts reportOptions, dir string, io streams) 
 	}
 	rep, err := study.BuildReport(ctx, st, study.ReportOptions{Attribution: analysis.AttributionOptions{Seed: opts.seed}, FailureSamples: opts.failed})
 	if err != nil {
-		return &usageError{err}
+		return err
 	}
 	md, err := rep.WriteFiles(opts.out)
 	if err != nil {

@@ -45,7 +45,7 @@ and a status: exact (identical to the last bit), differs, or
 not-recomputable. Samples without a results file are still checked per
 document; their aggregates are shown as recomputed only.
 
-` + exitCodesHelp,
+` + exitCodes(code{exitFailed, "some recomputed number differs from what lm-eval reported"}, codeUsage, codeInterrupted),
 		Example: `  capsule rescore results/meta-llama__Llama-3.2-1B-Instruct/
   capsule rescore --json results/ > checks.json
   capsule rescore out/results_2025-08-07T11-42-40.066002.json`,

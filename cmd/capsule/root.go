@@ -2,77 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 
-	"github.com/evalcapsule/evalcapsule/analysis"
-	"github.com/evalcapsule/evalcapsule/capsule"
-	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/internal/buildinfo"
-	"github.com/evalcapsule/evalcapsule/study"
 	"github.com/spf13/cobra"
-	"oras.land/oras-go/v2/errdef"
 )
-
-// Exit codes, documented in every command's help.
-const (
-	exitOK       = 0 // success
-	exitFailed   = 1 // the check ran and failed: numbers differ
-	exitInput    = 2 // usage or input error
-	exitExternal = 3 // an external component failed (runner, registry)
-)
-
-const exitCodesHelp = `Exit codes:
-  0  success: every recomputed number is identical
-  1  the check ran and failed: some number differs
-  2  usage or input error (bad flag, unreadable or malformed file)
-  3  an external component failed (runner, registry)`
-
-// errChecksFailed reports a check that ran and found differences; the output
-// has already been written.
-var errChecksFailed = errors.New("checks failed")
-
-// usageError marks errors in how the command was called.
-type usageError struct{ error }
-
-// exitCode maps an error to the process exit code, in one place.
-func exitCode(err error) int {
-	var fe *harness.FileError
-	var ue *usageError
-	switch {
-	case err == nil:
-		return exitOK
-	case errors.Is(err, errChecksFailed):
-		return exitFailed
-	case errors.As(err, &ue), errors.As(err, &fe),
-		errors.Is(err, harness.ErrNotLMEval), errors.Is(err, harness.ErrNoOutput),
-		errors.Is(err, harness.ErrSyntax), errors.Is(err, harness.ErrTruncated),
-		errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission),
-		errors.Is(err, fs.ErrExist):
-		return exitInput
-	case errors.Is(err, study.ErrStudy), errors.Is(err, study.ErrRunMissing),
-		errors.Is(err, analysis.ErrNotPaired), errors.Is(err, analysis.ErrLabels),
-		errors.Is(err, harness.ErrImageTag), errors.Is(err, harness.ErrUnsupportedSetting),
-		errors.Is(err, harness.ErrInvalidSetting), errors.Is(err, harness.ErrInvalidRunner),
-		errors.Is(err, study.ErrRunExists), errors.Is(err, harness.ErrRecord):
-		return exitInput
-	case errors.Is(err, capsule.ErrReference), errors.Is(err, study.ErrIncomplete), errors.Is(err, capsule.ErrNotPackable),
-		errors.Is(err, errdef.ErrNotFound): // a tag or repository the registry does not have
-		return exitInput
-	case errors.Is(err, capsule.ErrFormat):
-		// The capsule was read and found invalid: a verification that
-		// failed.
-		return exitFailed
-	case errors.Is(err, capsule.ErrRegistry):
-		return exitExternal
-	case errors.Is(err, context.Canceled):
-		return exitInput
-	}
-	return exitExternal
-}
 
 // streams is the command's standard input and output.
 type streams struct {
@@ -92,21 +28,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err == nil {
 		return exitOK
 	}
-	if errors.Is(err, errChecksFailed) {
-		return exitFailed
+	f := classify(err)
+	if !errors.Is(err, errChecksFailed) { // its output says what failed
+		report(err, f, jsonRequested(args), stderr)
 	}
-	var ue *usageError
-	code := exitCode(err)
-	if jsonRequested(args) {
-		b, _ := json.Marshal(map[string]any{"error": err.Error(), "exit_code": code})
-		fmt.Fprintln(stderr, string(b))
-	} else {
-		fmt.Fprintln(stderr, "capsule:", err)
-		if errors.As(err, &ue) {
-			fmt.Fprintln(stderr, "Run 'capsule --help' for usage.")
-		}
-	}
-	return code
+	return f.code
 }
 
 func newRootCmd(io streams) *cobra.Command {
@@ -119,7 +45,15 @@ It re-derives every number lm-eval reported from the logged samples, bit for
 bit, so that a reproduction can be trusted before it is compared, attributed
 or shared.
 
-` + exitCodesHelp,
+Exit codes:
+  0    success
+  1    the check ran and failed: a number, a generation or a digest differs
+       (an internal error exits 1 too, and says so)
+  2    usage or input error (bad flag, unreadable or malformed file)
+  3    an external component failed (runner, container engine, registry)
+  130  interrupted (Ctrl-C or SIGTERM); finished work is kept
+
+Each command's help lists the codes it returns.`,
 		Version:       buildinfo.Version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -119,7 +119,7 @@ Runners (--runner, default the study's runner.kind):
 --simulate uses the simulated backend through any runner (to try a Slurm
 cluster or a container without a GPU).
 
-` + exitCodesHelp,
+` + exitCodes(codeUsage, code{exitExternal, "a run failed, or the runner (lm-eval, container engine, Slurm) did"}, code{exitInterrupted, "interrupted (Ctrl-C or SIGTERM): finished runs are kept, the same command resumes"}),
 		Example: `  capsule run studies/llama-3.2-1b-instruct/
   capsule run studies/llama-3.2-1b-instruct/ --runner slurm --partition gpu --gpus 1
   capsule run examples/demo/ --runner simulated
@@ -160,7 +160,7 @@ func runRun(ctx context.Context, opts runOptions, dir string, io streams) error 
 	sweep, err := study.Sweep(ctx, st, ro)
 	bars.stop()
 	if err != nil {
-		return &usageError{err}
+		return err
 	}
 	if opts.json {
 		type outcome struct {
@@ -240,12 +240,12 @@ func firstNonEmpty(xs ...string) string {
 func dryRun(st *study.Study, io streams) error {
 	version, err := harness.ParseVersion(st.Harness.Version)
 	if err != nil {
-		return &usageError{err}
+		return &study.Error{Path: st.Path, Field: "harness.version", Msg: err.Error()}
 	}
 	for _, pr := range st.Plan() {
 		args, err := harness.Argv(pr.Spec, version, st.RunDir(pr)+"/output")
 		if err != nil {
-			return &usageError{fmt.Errorf("run %s (%s): %w", pr.Name, pr.Label, err)}
+			return fmt.Errorf("run %s (%s): %w", pr.Name, pr.Label, err)
 		}
 		fmt.Fprintf(io.out, "%s (%s)\n  lm_eval %s\n", pr.Name, pr.Label, strings.Join(args, " "))
 	}

@@ -28,7 +28,7 @@ what lm-eval reports) beside the macro average (the mean of the subjects,
 what model cards usually report), and the standard error clustered by
 subject (Miller 2024) with and without the finite-cluster correction.
 
-` + exitCodesHelp,
+` + exitCodes(codeUsage, codeInterrupted),
 		Example: `  capsule scores runs/baseline
   capsule scores --json --level 0.9 runs/baseline`,
 		Args: usageArgs(cobra.ExactArgs(1)),

@@ -31,7 +31,7 @@ compare, run).
 
 ` + refHelp + `
 
-` + exitCodesHelp,
+` + exitCodes(codeInvalid, codeUsage, codeRegistry, codeInterrupted),
 		Example: `  capsule unpack review/ -o study/
   capsule unpack registry.example.com/team/llama-study:v1 -o study/`,
 		Args: usageArgs(cobra.ExactArgs(1)),

@@ -36,7 +36,7 @@ Exit code 1 when there is any.
 
 ` + refHelp + `
 
-` + exitCodesHelp,
+` + exitCodes(code{exitFailed, "the capsule does not verify: a problem is listed"}, codeUsage, codeRegistry, codeInterrupted),
 		Example: `  capsule verify llama.capsule
   capsule verify --json review/`,
 		Args: usageArgs(cobra.ExactArgs(1)),
