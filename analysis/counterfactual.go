@@ -21,7 +21,7 @@ func Counterfactual(sc *Scores, task, metric, pattern string, groupSelect int) (
 		}
 	}
 	if base == nil {
-		return nil, fmt.Errorf("%s has no %s for task %q", sc.Run.Output.Path(), metric, task)
+		return nil, fmt.Errorf("%w: %s has no %s for task %q", ErrNoSeries, sc.Run.Output.Path(), metric, task)
 	}
 	re, err := pyre.Compile(pattern)
 	if err != nil {
@@ -62,18 +62,18 @@ func Counterfactual(sc *Scores, task, metric, pattern string, groupSelect int) (
 		}
 		lr := ts.rescoreLine(s, p.name, []string{metric})
 		if lr.err != "" {
-			return nil, fmt.Errorf("%s line %d: %s", base.File.Path, s.Line, lr.err)
+			return nil, fmt.Errorf("%w: %s line %d: %s", ErrNotRecomputable, base.File.Path, s.Line, lr.err)
 		}
 		pd, ok := findPerDoc(lr.values, metric)
 		if !ok {
-			return nil, fmt.Errorf("%s: %s cannot be re-scored: %s", task, metric, lr.unsupported)
+			return nil, fmt.Errorf("%w: %s: %s cannot be re-scored: %s", ErrNotRecomputable, task, metric, lr.unsupported)
 		}
 		out.Docs = append(out.Docs, DocRef{DocID: s.DocID, DocHash: s.DocHash, PromptHash: s.PromptHash, Line: s.Line})
 		out.Values = append(out.Values, pd.value)
 		out.Kind = pd.kind
 	}
 	if len(out.Docs) != len(base.Docs) {
-		return nil, fmt.Errorf("%s: read %d documents for the counterfactual, expected %d (samples without a filter field: one block per filter)", task, len(out.Docs), len(base.Docs))
+		return nil, fmt.Errorf("%w: %s: read %d documents for the counterfactual, expected %d (samples without a filter field: one block per filter)", ErrNotRecomputable, task, len(out.Docs), len(base.Docs))
 	}
 	return out, nil
 }

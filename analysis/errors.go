@@ -24,4 +24,9 @@ var (
 	// ErrGroupNotJoinable means a group's score is not the mean over its
 	// members' documents, so its documents cannot stand for it.
 	ErrGroupNotJoinable = errors.New("group score is not a mean over documents")
+	// ErrNotRecomputable means a number asked for cannot be computed from
+	// the run's samples: a metric the re-scorer does not re-implement, a
+	// line it cannot read, a multiple-choice task where generations are
+	// needed.
+	ErrNotRecomputable = errors.New("cannot be recomputed from the samples")
 )

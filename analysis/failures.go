@@ -142,13 +142,13 @@ func Failures(sc *Scores, task string, opts FailureOptions) (*FailureReport, err
 			}
 		}
 		if len(read) == 0 {
-			return nil, fmt.Errorf("%s has no samples of any member of group %q", sc.Run.Output.Path(), task)
+			return nil, fmt.Errorf("%w: %s has no samples of any member of group %q", ErrNoSeries, sc.Run.Output.Path(), task)
 		}
 		tasks = read
 	}
 	first, ok := sc.firstSeries(tasks[0])
 	if !ok {
-		return nil, fmt.Errorf("%s has no samples of task %q", sc.Run.Output.Path(), tasks[0])
+		return nil, fmt.Errorf("%w: %s has no samples of task %q", ErrNoSeries, sc.Run.Output.Path(), tasks[0])
 	}
 	if opts.Metric == "" {
 		opts.Metric = first.Metric
@@ -218,16 +218,16 @@ func taskMisses(sc *Scores, task string, opts FailureOptions) (n int, misses []F
 	series, ok := sc.Find(task, metric, filter)
 	if !ok {
 		if _, any := sc.firstSeries(task); !any {
-			return 0, nil, fmt.Errorf("%s has no samples of task %q", sc.Run.Output.Path(), task)
+			return 0, nil, fmt.Errorf("%w: %s has no samples of task %q", ErrNoSeries, sc.Run.Output.Path(), task)
 		}
-		return 0, nil, fmt.Errorf("task %q has no %s under filter %q", task, metric, filter)
+		return 0, nil, fmt.Errorf("%w: task %q has no %s under filter %q", ErrNoSeries, task, metric, filter)
 	}
 	cfg := harness.Value{}
 	if r := sc.Run.Output.Results; r != nil {
 		cfg = r.Configs[task]
 	}
 	if ot, ok := cfg.Get("output_type"); ok && ot.Kind == harness.String && ot.Str != "generate_until" {
-		return 0, nil, fmt.Errorf("failure classes are for generated answers; %s is %s", task, ot.Str)
+		return 0, nil, fmt.Errorf("%w: failure classes are for generated answers; %s is %s", ErrNotRecomputable, task, ot.Str)
 	}
 	maxToks := opts.MaxGenToks
 	if maxToks == 0 {

@@ -5,7 +5,6 @@ import (
 	"html"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"text/tabwriter"
 )
@@ -60,7 +59,8 @@ func (t HTMLTable) String() string {
 	if t.Caption != "" {
 		b.WriteString(t.Caption + "\n")
 	}
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	var rows strings.Builder
+	tw := tabwriter.NewWriter(&rows, 0, 0, 2, ' ', 0)
 	line := func(cells []string) {
 		for i, c := range cells {
 			if i > 0 {
@@ -75,6 +75,12 @@ func (t HTMLTable) String() string {
 		line(r)
 	}
 	tw.Flush()
+	// Empty last cells leave padding at the end of their line.
+	for _, l := range strings.SplitAfter(rows.String(), "\n") {
+		if l != "" {
+			b.WriteString(strings.TrimRight(l, " \n") + "\n")
+		}
+	}
 	return b.String()
 }
 
@@ -167,23 +173,13 @@ func (cs *Comparisons) Table() HTMLTable {
 	return t
 }
 
-// String renders the comparisons as text.
-func (cs *Comparisons) String() string { return cs.Table().String() }
-
 // HTML renders the comparisons for a notebook, with the changed prompts of
 // each task shown once (every metric and filter of a task shares them).
 func (cs *Comparisons) HTML() string {
 	var b strings.Builder
 	b.WriteString(cs.Table().HTML())
-	shown := map[string]bool{}
-	for _, c := range cs.Comparisons {
-		if shown[c.Task] {
-			continue
-		}
-		shown[c.Task] = len(c.PromptDiffs) > 0
-		for _, d := range c.PromptDiffs {
-			fmt.Fprintf(&b, "\n<p>%s doc_id %d: prompt A → B</p><pre>%s</pre>", html.EscapeString(c.Task), d.DocID, html.EscapeString(d.Diff))
-		}
+	for _, d := range cs.promptDiffs() {
+		fmt.Fprintf(&b, "\n<p>%s doc_id %d: prompt A → B</p><pre>%s</pre>", html.EscapeString(d.task), d.DocID, html.EscapeString(d.Diff))
 	}
 	if len(cs.Skipped) > 0 {
 		b.WriteString("\n<p>Not compared: " + html.EscapeString(strings.Join(cs.Skipped, "; ")) + "</p>")
@@ -225,17 +221,11 @@ func (fr *FailureReport) SampleTable() HTMLTable {
 		t.Numeric = numeric(1)
 	}
 	for _, f := range fr.Samples {
-		filters := make([]string, 0, len(f.Extracted))
-		for k := range f.Extracted {
-			filters = append(filters, k)
-		}
-		sort.Strings(filters)
 		var ex []string
-		for _, k := range filters {
+		for _, k := range f.filters() {
 			ex = append(ex, k+": "+f.Extracted[k])
 		}
-		target := strings.Split(strings.TrimSpace(f.Target), "\n")
-		row := []string{fmt.Sprint(f.DocID), string(f.Class), target[len(target)-1], strings.Join(ex, "; "), "…" + f.OutputTail}
+		row := []string{fmt.Sprint(f.DocID), string(f.Class), f.targetLine(), strings.Join(ex, "; "), "…" + f.OutputTail}
 		if labelled {
 			row = slices.Insert(row, 2, string(f.Label))
 		}
@@ -250,11 +240,6 @@ func (fr *FailureReport) SampleTable() HTMLTable {
 // summary says how many documents missed.
 func (fr *FailureReport) summary() string {
 	return fmt.Sprintf("%s %s (%s): %d misses of %d documents", fr.Task, fr.Metric, fr.Filter, fr.NMisses, fr.N)
-}
-
-// String renders the classes and the sample as text.
-func (fr *FailureReport) String() string {
-	return fr.summary() + "\n" + fr.ClassTable().String() + "\n" + fr.SampleTable().String()
 }
 
 // HTML renders the classes, the agreement with hand labels when there are
@@ -305,16 +290,18 @@ func (ca ClaimAttribution) SensitivityTable() HTMLTable {
 	return t
 }
 
-// String renders the claim's path and sensitivity as text.
-func (ca ClaimAttribution) String() string {
-	s := ca.StepTable().String()
-	if ca.Statement != "" {
-		s = ca.Statement + "\n" + s
+// ShapleyTable is the order-independent attribution of a full factorial,
+// in points, with the interaction no single setting carries; no rows
+// otherwise.
+func (ca ClaimAttribution) ShapleyTable() HTMLTable {
+	t := HTMLTable{Caption: "Shapley attribution (order-independent), points", Head: []string{"setting", "share of the total effect"}, Numeric: numeric(1)}
+	for _, v := range ca.Shapley {
+		t.Rows = append(t.Rows, []string{v.Setting, signedPoints(v.Value)})
 	}
-	if len(ca.Sensitivity) > 0 {
-		s += "\n" + ca.SensitivityTable().String()
+	if ca.Interaction != nil {
+		t.Rows = append(t.Rows, []string{"interaction (no single setting)", signedPoints(*ca.Interaction)})
 	}
-	return s
+	return t
 }
 
 // HTML renders the claim's path, its sensitivity and, for a full
@@ -329,35 +316,16 @@ func (ca ClaimAttribution) HTML() string {
 		b.WriteString("\n" + ca.SensitivityTable().HTML())
 	}
 	if len(ca.Shapley) > 0 {
-		t := HTMLTable{Caption: "Shapley attribution (order-independent), points", Head: []string{"setting", "share of the total effect"}, Numeric: numeric(1)}
-		for _, v := range ca.Shapley {
-			t.Rows = append(t.Rows, []string{v.Setting, signedPoints(v.Value)})
-		}
-		if ca.Interaction != nil {
-			t.Rows = append(t.Rows, []string{"interaction (no single setting)", signedPoints(*ca.Interaction)})
-		}
-		b.WriteString("\n" + t.HTML())
+		b.WriteString("\n" + ca.ShapleyTable().HTML())
 	}
 	return b.String()
-}
-
-// String renders every claim's attribution as text.
-func (a *Attribution) String() string {
-	var parts []string
-	if a.Simulated {
-		parts = append(parts, "SIMULATED: these runs come from the simulated backend, not from a model.")
-	}
-	for _, ca := range a.Claims {
-		parts = append(parts, ca.String())
-	}
-	return strings.Join(parts, "\n")
 }
 
 // HTML renders every claim's attribution.
 func (a *Attribution) HTML() string {
 	var b strings.Builder
 	if a.Simulated {
-		b.WriteString("<p><strong>SIMULATED</strong>: these runs come from the simulated backend, not from a model.</p>\n")
+		b.WriteString("<p><strong>SIMULATED</strong>: " + html.EscapeString(simulatedNote) + "</p>\n")
 	}
 	for i, ca := range a.Claims {
 		if i > 0 {

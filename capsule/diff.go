@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/rogpeppe/go-internal/diff"
 
@@ -14,6 +15,12 @@ import (
 // Differences is what changed between two capsules: the study file, each
 // run's settings and environment, and the scores.
 type Differences struct {
+	// A and B name the two capsules in the text view (what was opened) and
+	// DigestA, DigestB are their manifests' digests. Diff compares configs
+	// and leaves them empty; its caller knows what it opened.
+	A, B             string `json:"-"`
+	DigestA, DigestB string `json:"-"`
+
 	StudyYAML string       `json:"study_yaml,omitempty"` // a unified diff
 	Runs      []RunDiff    `json:"runs"`
 	Scores    []ScoreDiff  `json:"scores"`
@@ -83,6 +90,71 @@ func Diff(a, b *Config) *Differences {
 	}
 	d.Same = d.StudyYAML == "" && len(d.Runs) == 0 && len(d.Scores) == 0 && len(d.Tables) == 0
 	return d
+}
+
+// String renders the differences as text: the two capsules, then the
+// study file's diff, each run's changed fields, the scores lm-eval reported
+// and the attribution numbers that differ.
+func (d *Differences) String() string {
+	var b strings.Builder
+	name := func(side, ref, digest string) {
+		switch {
+		case ref != "" && digest != "":
+			fmt.Fprintf(&b, "%s: %s (%s)\n", side, ref, digest)
+		case ref != "" || digest != "":
+			fmt.Fprintf(&b, "%s: %s\n", side, ref+digest)
+		}
+	}
+	name("a", d.A, d.DigestA)
+	name("b", d.B, d.DigestB)
+	if d.Same {
+		if d.DigestA != "" && d.DigestA == d.DigestB {
+			b.WriteString("the same capsule\n")
+		} else {
+			b.WriteString("no differences in the study, the runs' settings and environment, or the scores\n")
+		}
+		return b.String()
+	}
+	if d.StudyYAML != "" {
+		b.WriteString("\nstudy.yaml\n" + d.StudyYAML)
+	}
+	if len(d.Runs) > 0 {
+		b.WriteString("\nRuns\n")
+		for _, r := range d.Runs {
+			fmt.Fprintf(&b, "  %s: %s\n", r.Run, r.Status)
+			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+			for _, c := range r.Changes {
+				fmt.Fprintf(tw, "    %s\t%s\t→ %s\n", c.Field, orDash(c.A), orDash(c.B))
+			}
+			tw.Flush()
+		}
+	}
+	if len(d.Scores) > 0 {
+		b.WriteString("\nScores lm-eval reported\n")
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  RUN\tTASK\tMETRIC\tFILTER\tA\tB")
+		for _, s := range d.Scores {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", s.Run, s.Task, s.Metric, orDash(s.Filter), s.A, s.B)
+		}
+		tw.Flush()
+	}
+	if len(d.Tables) > 0 {
+		b.WriteString("\nAttribution\n")
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		for _, t := range d.Tables {
+			fmt.Fprintf(tw, "  %s\t%s\t→ %s\n", t.Where, t.Packed, t.Replayed)
+		}
+		tw.Flush()
+	}
+	return b.String()
+}
+
+// orDash shows an empty value as "-".
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func runsByName(c *Config) map[string]*harness.RunRecord {

@@ -147,7 +147,7 @@ func claimTask(final PlannedRun, claim Claim) int {
 // list: steps rename tasks (gsm8k → gsm8k_cot_llama).
 func claimSeries(runs map[string]*analysis.Scores, pr PlannedRun, pos int, metric, filter string) (*analysis.Series, error) {
 	if pos < 0 || pos >= len(pr.Spec.Tasks) {
-		return nil, fmt.Errorf("run %s runs %d tasks; the claim's task is number %d of the final step", pr.Name, len(pr.Spec.Tasks), pos+1)
+		return nil, fmt.Errorf("%w: run %s runs %d tasks; the claim's task is number %d of the final step", ErrRunMissing, pr.Name, len(pr.Spec.Tasks), pos+1)
 	}
 	ser, err := runs[pr.Name].Lookup(pr.Spec.Tasks[pos], metric, filter)
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -57,47 +56,11 @@ func runAttribute(ctx context.Context, opts attributeOptions, dir string, io str
 	}
 	att, err := study.Attribute(ctx, st, analysis.AttributionOptions{Resamples: opts.resamples, Seed: opts.seed, Intersect: opts.intersect})
 	if err != nil {
-		return &usageError{err}
+		return err
 	}
 	if opts.json {
 		return writeJSON(io.out, att)
 	}
-	writeAttribution(io, att)
+	fmt.Fprint(io.out, att.String())
 	return nil
-}
-
-func writeAttribution(io streams, att *analysis.Attribution) {
-	if att.Simulated {
-		fmt.Fprintln(io.out, "SIMULATED: some runs come from the simulated backend; no model was run for them.")
-	}
-	fmt.Fprintf(io.out, "study %s (scores in points, CIs at 95 %%)\n", att.Study)
-	for _, c := range att.Claims {
-		fmt.Fprintf(io.out, "\n%s %s (%s)\n", c.Task, c.Metric, c.Filter)
-		tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  STEP\tKIND\tSCORE\tΔ\tCI\tP")
-		fmt.Fprintf(tw, "  model card\t\t%s\t\t\t\n", pts(c.Card))
-		fmt.Fprintf(tw, "  baseline\trun\t%s\t\t\t\n", pts(c.Baseline))
-		for _, s := range c.Steps {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%+.2f\t[%s, %s]\t%.3g\n", s.Name, s.Kind, pts(s.Value), 100*s.Delta, pts(s.CILow), pts(s.CIHigh), s.P)
-		}
-		fmt.Fprintf(tw, "  final\t\t%s\t\t\t\n", pts(c.Final))
-		fmt.Fprintf(tw, "  unexplained (card − final)\t\t%s\t\t[%s, %s]\t\n", pts(c.Unexplained), pts(c.UnexplainedCILow), pts(c.UnexplainedCIHigh))
-		tw.Flush()
-		if len(c.Sensitivity) > 0 {
-			fmt.Fprintln(io.out, "  sensitivity (one change from the baseline):")
-			tw = tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
-			for _, s := range c.Sensitivity {
-				fmt.Fprintf(tw, "    %s\t%s\t%+.2f\t[%s, %s]\tp %.3g\n", s.Change, pts(s.Value), 100*s.Delta, pts(s.CILow), pts(s.CIHigh), s.P)
-			}
-			tw.Flush()
-		}
-		if c.Shapley != nil {
-			fmt.Fprintln(io.out, "  Shapley attribution (order-independent, full factorial):")
-			for _, s := range c.Shapley {
-				fmt.Fprintf(io.out, "    %s: %+.2f\n", s.Setting, 100*s.Value)
-			}
-			fmt.Fprintf(io.out, "    interaction (not carried by any single setting): %+.2f\n", 100**c.Interaction)
-		}
-		fmt.Fprintf(io.out, "  %s\n", c.Statement)
-	}
 }

@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -94,54 +91,13 @@ func runCompare(ctx context.Context, opts compareOptions, pathA, pathB string, i
 	}
 	cs, err := analysis.Compare(a, b, analysis.CompareOptions{Resamples: opts.resamples, Seed: opts.seed, Intersect: opts.intersect, PromptDiffs: diffs, Groups: true})
 	if err != nil {
-		return &usageError{err}
+		return err
 	}
 	if opts.json {
 		return writeJSON(io.out, cs)
 	}
-	writeComparisons(io, cs, pathA, pathB)
+	// The text names the runs as they were given on the command line.
+	cs.A, cs.B = pathA, pathB
+	fmt.Fprint(io.out, cs.String())
 	return nil
-}
-
-func pts(x float64) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f", 100*x)
-}
-
-func writeComparisons(io streams, cs *analysis.Comparisons, pathA, pathB string) {
-	fmt.Fprintf(io.out, "A: %s\nB: %s\n(scores in points; Δ = B − A; CIs at 95 %%)\n\n", pathA, pathB)
-	tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tMETRIC\tFILTER\tN\tA\tB\tΔ\tPAIRED CI\tUNPAIRED CI\tMCNEMAR P\tA ONLY\tB ONLY\tMDE\tPROMPTS CHANGED")
-	for _, c := range cs.Comparisons {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%+.2f\t[%s, %s]\t[%s, %s]\t%.3g\t%d\t%d\t%s\t%d\n",
-			c.Task, c.Metric, c.Filter, c.N, pts(c.A), pts(c.B), 100*c.Delta, pts(c.CILow), pts(c.CIHigh),
-			pts(c.UnpairedCILow), pts(c.UnpairedCIHigh), c.McNemarP, c.AOnly, c.BOnly, pts(c.MDE), c.PromptsChanged)
-	}
-	tw.Flush()
-	shown := map[string]bool{} // the filters of a task share its prompts
-	for _, c := range cs.Comparisons {
-		for _, d := range c.PromptDiffs {
-			key := fmt.Sprintf("%s\x00%d", c.Task, d.DocID)
-			if shown[key] {
-				continue
-			}
-			shown[key] = true
-			fmt.Fprintf(io.out, "\n%s doc_id %d: prompt A → B\n%s", c.Task, d.DocID, indent(d.Diff))
-		}
-	}
-	if len(cs.Skipped) > 0 {
-		fmt.Fprintf(io.out, "\nnot compared: %s\n", strings.Join(cs.Skipped, "; "))
-	}
-}
-
-func indent(s string) string {
-	lines := strings.SplitAfter(s, "\n")
-	for i, l := range lines {
-		if l != "" {
-			lines[i] = "  " + l
-		}
-	}
-	return strings.Join(lines, "")
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -61,64 +60,15 @@ func runDiff(ctx context.Context, opts diffOptions, refA, refB string, io stream
 	}
 	defer b.Close()
 	d := capsule.Diff(a.Config, b.Config)
+	d.A, d.B = a.Ref, b.Ref
+	d.DigestA, d.DigestB = a.Descriptor.Digest.String(), b.Descriptor.Digest.String()
 	if opts.json {
-		err = writeJSON(io.out, map[string]any{"a": refA, "b": refB, "digest_a": a.Descriptor.Digest.String(), "digest_b": b.Descriptor.Digest.String(), "diff": d})
+		err = writeJSON(io.out, map[string]any{"a": refA, "b": refB, "digest_a": d.DigestA, "digest_b": d.DigestB, "diff": d})
 	} else {
-		writeDiff(io, a, b, d)
+		_, err = fmt.Fprint(io.out, d.String())
 	}
 	if err == nil && opts.exitCode && !d.Same {
 		return errChecksFailed
 	}
 	return err
-}
-
-func writeDiff(io streams, a, b *capsule.Capsule, d *capsule.Differences) {
-	w := io.out
-	fmt.Fprintf(w, "a: %s (%s)\nb: %s (%s)\n", a.Ref, a.Descriptor.Digest, b.Ref, b.Descriptor.Digest)
-	if d.Same {
-		if a.Descriptor.Digest == b.Descriptor.Digest {
-			fmt.Fprintln(w, "the same capsule")
-		} else {
-			fmt.Fprintln(w, "no differences in the study, the runs' settings and environment, or the scores")
-		}
-		return
-	}
-	if d.StudyYAML != "" {
-		fmt.Fprintf(w, "\nstudy.yaml\n%s", d.StudyYAML)
-	}
-	if len(d.Runs) > 0 {
-		fmt.Fprintln(w, "\nRuns")
-		for _, r := range d.Runs {
-			fmt.Fprintf(w, "  %s: %s\n", r.Run, r.Status)
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			for _, c := range r.Changes {
-				fmt.Fprintf(tw, "    %s\t%s\t→ %s\n", c.Field, dash(c.A), dash(c.B))
-			}
-			tw.Flush()
-		}
-	}
-	if len(d.Scores) > 0 {
-		fmt.Fprintln(w, "\nScores lm-eval reported")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  RUN\tTASK\tMETRIC\tFILTER\tA\tB")
-		for _, s := range d.Scores {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", s.Run, s.Task, s.Metric, dash(s.Filter), s.A, s.B)
-		}
-		tw.Flush()
-	}
-	if len(d.Tables) > 0 {
-		fmt.Fprintln(w, "\nAttribution")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		for _, t := range d.Tables {
-			fmt.Fprintf(tw, "  %s\t%s\t→ %s\n", t.Where, t.Packed, t.Replayed)
-		}
-		tw.Flush()
-	}
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -77,7 +77,7 @@ func classify(err error) failure {
 		errors.Is(err, study.ErrIncomplete),
 		// analyses asked of runs that cannot give them
 		errors.Is(err, analysis.ErrNotPaired), errors.Is(err, analysis.ErrLabels), errors.Is(err, analysis.ErrNoSeries),
-		errors.Is(err, analysis.ErrGroupNotJoinable),
+		errors.Is(err, analysis.ErrGroupNotJoinable), errors.Is(err, analysis.ErrNotRecomputable),
 		// capsules and references
 		errors.Is(err, capsule.ErrReference), errors.Is(err, capsule.ErrNotPackable),
 		errors.Is(err, errdef.ErrNotFound), // a tag or repository the registry does not have

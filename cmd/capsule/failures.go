@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -73,64 +72,15 @@ func runFailures(ctx context.Context, opts failuresOptions, path string, io stre
 	}
 	labels, err := analysis.ReadLabels(sc.Run.Dir, opts.task)
 	if err != nil {
-		return &usageError{err}
+		return err
 	}
 	rep, err := analysis.Failures(sc, opts.task, analysis.FailureOptions{Metric: opts.metric, Filter: opts.filter, N: opts.n, Seed: opts.seed, Labels: labels})
 	if err != nil {
-		return &usageError{err}
+		return err
 	}
 	if opts.json {
 		return writeJSON(io.out, rep)
 	}
-	fmt.Fprintf(io.out, "%s %s (%s): %d misses of %d documents\n", rep.Task, rep.Metric, rep.Filter, rep.NMisses, rep.N)
-	for _, c := range analysis.FailureClasses {
-		share := 0.0
-		if rep.NMisses > 0 {
-			share = 100 * float64(rep.Classes[c]) / float64(rep.NMisses)
-		}
-		fmt.Fprintf(io.out, "  %-11s %5d  %5.1f %%\n", c, rep.Classes[c], share)
-	}
-	if len(rep.Unread) > 0 {
-		fmt.Fprintf(io.out, "not read (no samples): %s\n", strings.Join(rep.Unread, ", "))
-	}
-	if a := rep.Agreement; a != nil && a.Labelled > 0 {
-		fmt.Fprintf(io.out, "hand labels: %d, agreeing with the classes: %d (Cohen's κ %.2f)\n", a.Labelled, a.Agree, a.Kappa)
-	}
-	fmt.Fprintf(io.out, "\n%d sampled misses (seed %d):\n", len(rep.Samples), opts.seed)
-	for _, s := range rep.Samples {
-		var ex []string
-		for f, v := range s.Extracted {
-			ex = append(ex, fmt.Sprintf("%s=%q", f, v))
-		}
-		label := ""
-		if s.Label != "" {
-			label = ", hand label " + string(s.Label)
-		}
-		where := ""
-		if s.Task != "" {
-			where = s.Task + " "
-		}
-		fmt.Fprintf(io.out, "\n%sdoc_id %d: %s%s\n  target: %s\n  extracted: %s\n  output tail: %s\n", where, s.DocID, s.Class, label,
-			oneLine(lastLine(s.Target)), strings.Join(sortedStrings(ex), ", "), oneLine(s.OutputTail))
-	}
+	fmt.Fprint(io.out, rep.String())
 	return nil
-}
-
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndex(s, "\n"); i >= 0 {
-		return s[i+1:]
-	}
-	return s
-}
-
-func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "⏎") }
-
-func sortedStrings(xs []string) []string {
-	for i := 1; i < len(xs); i++ {
-		for j := i; j > 0 && xs[j] < xs[j-1]; j-- {
-			xs[j], xs[j-1] = xs[j-1], xs[j]
-		}
-	}
-	return xs
 }
