@@ -1,8 +1,6 @@
 package capsule
 
 import (
-	"archive/tar"
-	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -16,7 +14,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,12 +22,12 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/opencontainers/go-digest"
-	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
 	"oras.land/oras-go/v2"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/capsule/internal/layout"
 	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/internal/buildinfo"
 	"github.com/evalcapsule/evalcapsule/study"
@@ -202,8 +199,8 @@ func pack(ctx context.Context, s *study.Study, out string, opts PackOptions, fix
 		return PackResult{}, fmt.Errorf("pack: %w", err)
 	}
 	defer os.RemoveAll(tmp) // a no-op once it is renamed to out
-	lw := &layoutWriter{dir: tmp}
-	if err := os.MkdirAll(lw.blobDir(), 0o755); err != nil {
+	lw, err := layout.NewWriter(tmp)
+	if err != nil {
 		return PackResult{}, err
 	}
 
@@ -230,11 +227,11 @@ func pack(ctx context.Context, s *study.Study, out string, opts PackOptions, fix
 	if err != nil {
 		return PackResult{}, fmt.Errorf("pack: %w", err)
 	}
-	if err := lw.finish(manifest, tag); err != nil {
+	if err := lw.Finish(manifest, tag); err != nil {
 		return PackResult{}, err
 	}
 
-	res.Manifest, res.Stored = manifest, lw.stored()
+	res.Manifest, res.Stored = manifest, lw.Stored()
 	for _, l := range layers {
 		res.Bytes += l.Size
 		if n, ok := l.Annotations[AnnotationContentSize]; ok {
@@ -243,9 +240,9 @@ func pack(ctx context.Context, s *study.Study, out string, opts PackOptions, fix
 		}
 	}
 	if asTar {
-		err = writeLayoutTar(ctx, tmp, outAbs, opts.Replace)
+		err = layout.WriteTar(ctx, tmp, outAbs, opts.Replace)
 	} else {
-		err = renameInto(tmp, outAbs, opts.Replace)
+		err = layout.Rename(tmp, outAbs, opts.Replace)
 	}
 	if err != nil {
 		return PackResult{}, err
@@ -429,48 +426,6 @@ func isEmptyDir(dir string) (bool, error) {
 	return false, err
 }
 
-// renameInto moves the finished directory tmp to out, replacing an empty
-// directory, or any directory when replace is set.
-func renameInto(tmp, out string, replace bool) error {
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
-	}
-	st, err := os.Lstat(out)
-	if errors.Is(err, fs.ErrNotExist) {
-		return os.Rename(tmp, out)
-	}
-	if err != nil {
-		return err
-	}
-	if !st.IsDir() {
-		return fmt.Errorf("%s: %w", out, fs.ErrExist)
-	}
-	empty, err := isEmptyDir(out)
-	if err != nil {
-		return err
-	}
-	if empty {
-		if err := os.Remove(out); err != nil {
-			return err
-		}
-		return os.Rename(tmp, out)
-	}
-	if !replace {
-		return fmt.Errorf("%s: %w", out, fs.ErrExist)
-	}
-	// Move the old one aside first, so that out is never half old, half
-	// new; it goes once the new one is in place.
-	old := tmp + ".old"
-	if err := os.Rename(out, old); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, out); err != nil {
-		os.Rename(old, out)
-		return err
-	}
-	return os.RemoveAll(old)
-}
-
 // zstdEncoderOptions make compression a function of the input alone: a
 // fixed level and window, one goroutine (the parallel encoder's blocks
 // would depend on GOMAXPROCS), and no content checksum (the layer's sha256
@@ -493,7 +448,7 @@ const progressEvery = 8 << 20
 // packFiles writes a blob for each file, in parallel (the largest first, so
 // that one big samples file does not start last), and returns the layers in
 // the files' order.
-func packFiles(ctx context.Context, lw *layoutWriter, files []studyFile, progress func(Progress)) ([]ocispec.Descriptor, error) {
+func packFiles(ctx context.Context, lw *layout.Writer, files []studyFile, progress func(Progress)) ([]ocispec.Descriptor, error) {
 	pt := newProgressTracker(progress, len(files), files)
 	order := make([]int, len(files))
 	for i := range order {
@@ -545,7 +500,7 @@ func packFiles(ctx context.Context, lw *layoutWriter, files []studyFile, progres
 
 // packFile writes one file's blob: as it is, or zstd-compressed for
 // samples, hashing what it reads and what it writes in the same pass.
-func packFile(ctx context.Context, lw *layoutWriter, f studyFile, enc *zstd.Encoder, buf []byte, pt *progressTracker) (ocispec.Descriptor, error) {
+func packFile(ctx context.Context, lw *layout.Writer, f studyFile, enc *zstd.Encoder, buf []byte, pt *progressTracker) (ocispec.Descriptor, error) {
 	src, err := os.Open(f.abs)
 	if err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("pack: %w", err)
@@ -558,11 +513,11 @@ func packFile(ctx context.Context, lw *layoutWriter, f studyFile, enc *zstd.Enco
 	if !st.Mode().IsRegular() {
 		return ocispec.Descriptor{}, fmt.Errorf("pack: %s: %w: not a regular file", f.abs, ErrNotPackable)
 	}
-	blob, err := lw.create()
+	blob, err := lw.Create()
 	if err != nil {
 		return ocispec.Descriptor{}, err
 	}
-	defer blob.abort()
+	defer blob.Abort()
 
 	compress := f.mediaType == MediaSamples
 	var dst io.Writer = blob
@@ -601,7 +556,7 @@ func packFile(ctx context.Context, lw *layoutWriter, f studyFile, enc *zstd.Enco
 			return ocispec.Descriptor{}, err
 		}
 	}
-	d, err := blob.commit()
+	d, err := blob.Commit()
 	if err != nil {
 		return ocispec.Descriptor{}, err
 	}
@@ -667,263 +622,4 @@ func (pt *progressTracker) end(path string, size int64) {
 	pt.p.Files++
 	pt.p.Path, pt.p.Done, pt.p.Size = path, size, size
 	pt.fn(pt.p)
-}
-
-// layoutWriter writes an OCI image layout: blobs by digest, then
-// index.json and oci-layout. It is the content.Pusher oras.PackManifest
-// pushes the manifest to.
-type layoutWriter struct {
-	dir   string
-	mu    sync.Mutex
-	sizes map[digest.Digest]int64
-}
-
-func (lw *layoutWriter) blobDir() string { return filepath.Join(lw.dir, "blobs", "sha256") }
-
-// blobWriter is a blob being written: a temporary file in the blob
-// directory, hashed as it is written.
-type blobWriter struct {
-	lw *layoutWriter
-	f  *os.File
-	w  *bufio.Writer
-	h  digest.Digester
-	n  int64
-}
-
-func (lw *layoutWriter) create() (*blobWriter, error) {
-	f, err := os.CreateTemp(lw.blobDir(), ".ingest-")
-	if err != nil {
-		return nil, err
-	}
-	w, _ := blobBuffers.Get().(*bufio.Writer)
-	if w == nil {
-		w = bufio.NewWriterSize(f, chunk)
-	}
-	w.Reset(f)
-	return &blobWriter{lw: lw, f: f, w: w, h: digest.SHA256.Digester()}, nil
-}
-
-// blobBuffers holds the write buffers of blobs, which are many and
-// short-lived.
-var blobBuffers sync.Pool
-
-func (b *blobWriter) release() {
-	if b.w != nil {
-		b.w.Reset(nil)
-		blobBuffers.Put(b.w)
-		b.w = nil
-	}
-}
-
-func (b *blobWriter) Write(p []byte) (int, error) {
-	b.h.Hash().Write(p)
-	b.n += int64(len(p))
-	return b.w.Write(p)
-}
-
-// commit names the blob after its digest.
-func (b *blobWriter) commit() (ocispec.Descriptor, error) {
-	err := b.w.Flush()
-	b.release()
-	if err != nil {
-		return ocispec.Descriptor{}, err
-	}
-	if err := b.f.Chmod(0o644); err != nil {
-		return ocispec.Descriptor{}, err
-	}
-	if err := b.f.Close(); err != nil {
-		return ocispec.Descriptor{}, err
-	}
-	d := ocispec.Descriptor{Digest: b.h.Digest(), Size: b.n}
-	// Two files with the same content give one blob: the rename of the
-	// second replaces the first with the same bytes.
-	if err := os.Rename(b.f.Name(), filepath.Join(b.lw.blobDir(), d.Digest.Encoded())); err != nil {
-		return ocispec.Descriptor{}, err
-	}
-	b.f = nil
-	b.lw.mu.Lock()
-	if b.lw.sizes == nil {
-		b.lw.sizes = map[digest.Digest]int64{}
-	}
-	b.lw.sizes[d.Digest] = d.Size
-	b.lw.mu.Unlock()
-	return d, nil
-}
-
-// abort removes the temporary file of a blob that was not committed.
-func (b *blobWriter) abort() {
-	b.release()
-	if b.f != nil {
-		b.f.Close()
-		os.Remove(b.f.Name())
-	}
-}
-
-// Push writes a blob whose descriptor is known (the config, the manifest),
-// checking that the content matches it.
-func (lw *layoutWriter) Push(ctx context.Context, expected ocispec.Descriptor, r io.Reader) error {
-	b, err := lw.create()
-	if err != nil {
-		return err
-	}
-	defer b.abort()
-	if _, err := io.Copy(b, r); err != nil {
-		return err
-	}
-	if got := b.h.Digest(); got != expected.Digest || b.n != expected.Size {
-		return fmt.Errorf("pack: %s: wrote %s (%d bytes), expected %s (%d bytes)", expected.MediaType, got, b.n, expected.Digest, expected.Size)
-	}
-	_, err = b.commit()
-	return err
-}
-
-// stored is the size of the distinct blobs written.
-func (lw *layoutWriter) stored() int64 {
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	var n int64
-	for _, s := range lw.sizes {
-		n += s
-	}
-	return n
-}
-
-// finish writes index.json, with the manifest tagged, and oci-layout. The
-// manifest's descriptor in the index carries its artifactType and created
-// annotation, as oras-go's layout store writes it, plus the tag.
-func (lw *layoutWriter) finish(manifest ocispec.Descriptor, tag string) error {
-	d := manifest
-	d.Annotations = map[string]string{ocispec.AnnotationRefName: tag}
-	for k, v := range manifest.Annotations {
-		d.Annotations[k] = v
-	}
-	index, err := json.Marshal(ocispec.Index{
-		Versioned: specs.Versioned{SchemaVersion: 2},
-		MediaType: ocispec.MediaTypeImageIndex,
-		Manifests: []ocispec.Descriptor{d},
-	})
-	if err != nil {
-		return err
-	}
-	layout, err := json.Marshal(ocispec.ImageLayout{Version: ocispec.ImageLayoutVersion})
-	if err != nil {
-		return err
-	}
-	for _, f := range []struct {
-		name string
-		b    []byte
-	}{{ocispec.ImageIndexFile, index}, {ocispec.ImageLayoutFile, layout}} {
-		p := filepath.Join(lw.dir, f.name)
-		if err := os.WriteFile(p, f.b, 0o644); err != nil {
-			return err
-		}
-		if err := os.Chmod(p, 0o644); err != nil {
-			return err
-		}
-	}
-	for _, d := range []string{filepath.Join(lw.dir, "blobs"), lw.blobDir()} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeLayoutTar writes the layout directory dir as a tar at out, through a
-// temporary file beside it. The tar is a function of the layout's content
-// alone: entries sorted by name, times 0, owner 0, modes 0644 and 0755, the
-// way `tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner`
-// writes it.
-func writeLayoutTar(ctx context.Context, dir, out string, replace bool) error {
-	var names []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			rel += "/"
-		}
-		names = append(names, filepath.ToSlash(rel))
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	slices.Sort(names)
-
-	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if f != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(f, chunk)
-	tw := tar.NewWriter(bw)
-	for _, name := range names {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		hdr := &tar.Header{Name: name, ModTime: epoch, Mode: 0o644, Typeflag: tar.TypeReg}
-		if strings.HasSuffix(name, "/") {
-			hdr.Mode, hdr.Typeflag = 0o755, tar.TypeDir
-			if err := tw.WriteHeader(hdr); err != nil {
-				return err
-			}
-			continue
-		}
-		src, err := os.Open(filepath.Join(dir, filepath.FromSlash(name)))
-		if err != nil {
-			return err
-		}
-		st, err := src.Stat()
-		if err == nil {
-			hdr.Size = st.Size()
-			err = tw.WriteHeader(hdr)
-		}
-		if err == nil {
-			_, err = io.Copy(tw, src)
-		}
-		src.Close()
-		if err != nil {
-			return err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	name := f.Name()
-	f = nil
-	if !replace {
-		// Checked before packing; checked again so that a file that
-		// appeared meanwhile is not replaced.
-		if _, err := os.Lstat(out); err == nil {
-			os.Remove(name)
-			return fmt.Errorf("pack: %s: %w", out, fs.ErrExist)
-		}
-	}
-	if err := os.Rename(name, out); err != nil {
-		os.Remove(name)
-		return err
-	}
-	return nil
 }
