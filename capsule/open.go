@@ -159,6 +159,15 @@ func (c *Capsule) Close() error {
 // capsules Pack wrote).
 func (c *Capsule) Files() []File { return slices.Clone(c.files) }
 
+// size is the files' total size in the study.
+func (c *Capsule) size() int64 {
+	var n int64
+	for _, f := range c.files {
+		n += f.Size
+	}
+	return n
+}
+
 // File returns the file at path.
 func (c *Capsule) File(path string) (File, bool) {
 	i, ok := c.byPath[path]
@@ -563,11 +572,7 @@ func (c *Capsule) Unpack(ctx context.Context, dest string) error {
 			}
 		}
 	}
-	stub := make([]studyFile, len(c.files))
-	for i, f := range c.files {
-		stub[i] = studyFile{title: f.Path, size: f.Size}
-	}
-	pt := newProgressTracker(withOp(c.opts.Progress, "unpack"), len(c.files), stub)
+	pt := newProgressTracker(withOp(c.opts.Progress, "unpack"), len(c.files), c.size())
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, f := range c.files {

@@ -17,7 +17,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -442,14 +441,16 @@ var zstdEncoderOptions = []zstd.EOption{
 // count, small enough that progress moves.
 const chunk = 1 << 20
 
-// progressEvery is how often a large file reports progress.
-const progressEvery = 8 << 20
 
 // packFiles writes a blob for each file, in parallel (the largest first, so
 // that one big samples file does not start last), and returns the layers in
 // the files' order.
 func packFiles(ctx context.Context, lw *layout.Writer, files []studyFile, progress func(Progress)) ([]ocispec.Descriptor, error) {
-	pt := newProgressTracker(progress, len(files), files)
+	var total int64
+	for _, f := range files {
+		total += f.size
+	}
+	pt := newProgressTracker(progress, len(files), total)
 	order := make([]int, len(files))
 	for i := range order {
 		order[i] = i
@@ -568,58 +569,4 @@ func packFile(ctx context.Context, lw *layout.Writer, f studyFile, enc *zstd.Enc
 	}
 	pt.end(f.title, n)
 	return d, nil
-}
-
-// progressTracker serialises progress calls from the packing goroutines.
-type progressTracker struct {
-	fn    func(Progress)
-	mu    sync.Mutex
-	p     Progress
-	since map[string]int64
-}
-
-func newProgressTracker(fn func(Progress), n int, files []studyFile) *progressTracker {
-	pt := &progressTracker{fn: fn, since: map[string]int64{}}
-	pt.p.TotalFiles = n
-	for _, f := range files {
-		pt.p.TotalBytes += f.size
-	}
-	return pt
-}
-
-func (pt *progressTracker) start(path string, size int64) {
-	if pt.fn == nil {
-		return
-	}
-	pt.mu.Lock()
-	defer pt.mu.Unlock()
-	pt.p.Path, pt.p.Done, pt.p.Size = path, 0, size
-	pt.fn(pt.p)
-}
-
-func (pt *progressTracker) add(path string, done, size, k int64) {
-	if pt.fn == nil {
-		return
-	}
-	pt.mu.Lock()
-	defer pt.mu.Unlock()
-	pt.p.Bytes += k
-	pt.since[path] += k
-	if pt.since[path] >= progressEvery {
-		pt.since[path] = 0
-		pt.p.Path, pt.p.Done, pt.p.Size = path, done, size
-		pt.fn(pt.p)
-	}
-}
-
-func (pt *progressTracker) end(path string, size int64) {
-	if pt.fn == nil {
-		return
-	}
-	pt.mu.Lock()
-	defer pt.mu.Unlock()
-	delete(pt.since, path)
-	pt.p.Files++
-	pt.p.Path, pt.p.Done, pt.p.Size = path, size, size
-	pt.fn(pt.p)
 }

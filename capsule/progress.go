@@ -1,6 +1,9 @@
 package capsule
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
 
 // Progress is how far a Pack, Pull, Push, Unpack or Verify is.
 type Progress struct {
@@ -52,4 +55,61 @@ func FormatBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// progressEvery is how often a large file reports progress.
+const progressEvery = 8 << 20
+
+// progressTracker serialises progress calls from the goroutines that pack,
+// unpack or verify files, and reports every few MiB of a large file.
+type progressTracker struct {
+	fn    func(Progress)
+	mu    sync.Mutex
+	p     Progress
+	since map[string]int64
+}
+
+// newProgressTracker reports to fn (nil: nowhere) the progress over files
+// files of bytes bytes in all.
+func newProgressTracker(fn func(Progress), files int, bytes int64) *progressTracker {
+	pt := &progressTracker{fn: fn, since: map[string]int64{}}
+	pt.p.TotalFiles, pt.p.TotalBytes = files, bytes
+	return pt
+}
+
+func (pt *progressTracker) start(path string, size int64) {
+	if pt.fn == nil {
+		return
+	}
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	pt.p.Path, pt.p.Done, pt.p.Size = path, 0, size
+	pt.fn(pt.p)
+}
+
+func (pt *progressTracker) add(path string, done, size, k int64) {
+	if pt.fn == nil {
+		return
+	}
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	pt.p.Bytes += k
+	pt.since[path] += k
+	if pt.since[path] >= progressEvery {
+		pt.since[path] = 0
+		pt.p.Path, pt.p.Done, pt.p.Size = path, done, size
+		pt.fn(pt.p)
+	}
+}
+
+func (pt *progressTracker) end(path string, size int64) {
+	if pt.fn == nil {
+		return
+	}
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	delete(pt.since, path)
+	pt.p.Files++
+	pt.p.Path, pt.p.Done, pt.p.Size = path, size, size
+	pt.fn(pt.p)
 }

@@ -187,11 +187,7 @@ func Verify(ctx context.Context, c *Capsule) (*Verification, error) {
 		}
 	}
 
-	stub := make([]studyFile, len(c.files))
-	for i, f := range c.files {
-		stub[i] = studyFile{title: f.Path, size: f.Size}
-	}
-	pt := newProgressTracker(withOp(c.opts.Progress, "verify"), len(c.files), stub)
+	pt := newProgressTracker(withOp(c.opts.Progress, "verify"), len(c.files), c.size())
 	layerProblems := make([][]Problem, len(c.files))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
