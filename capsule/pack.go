@@ -441,7 +441,6 @@ var zstdEncoderOptions = []zstd.EOption{
 // count, small enough that progress moves.
 const chunk = 1 << 20
 
-
 // packFiles writes a blob for each file, in parallel (the largest first, so
 // that one big samples file does not start last), and returns the layers in
 // the files' order.
