@@ -36,16 +36,6 @@ func (o *object) set(key string, v any) *object {
 	o.vals = append(o.vals, v)
 	return o
 }
-
-func (o *object) get(key string) any {
-	for i, k := range o.keys {
-		if k == key {
-			return o.vals[i]
-		}
-	}
-	return nil
-}
-
 // appendIndented appends v as json.dumps(v, indent=2, ensure_ascii=False)
 // writes it at nesting depth level. The values it understands mirror the
 // Python types lm-eval stores: string, float64 (Python float), int (Python

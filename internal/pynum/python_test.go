@@ -43,15 +43,6 @@ func pythonRule(t *testing.T) Summation {
 	}
 	return SummationFor(major, minor)
 }
-
-func hexes(xs []float64) []string {
-	h := make([]string, len(xs))
-	for i, x := range xs {
-		h[i] = strconv.FormatFloat(x, 'x', -1, 64)
-	}
-	return h
-}
-
 func parseHex(t *testing.T, s string) float64 {
 	t.Helper()
 	switch s {

@@ -90,16 +90,6 @@ func (s runeSet) contains(r rune) bool {
 	i := sort.Search(len(s), func(i int) bool { return s[i].hi >= r })
 	return i < len(s) && s[i].lo <= r
 }
-
-// size is the number of code points in s.
-func (s runeSet) size() int {
-	n := 0
-	for _, r := range s {
-		n += int(r.hi-r.lo) + 1
-	}
-	return n
-}
-
 // fromTables is the union of Unicode tables as a runeSet.
 func fromTables(tabs ...*unicode.RangeTable) runeSet {
 	var rs []runeRange
