@@ -36,6 +36,7 @@ func (o *object) set(key string, v any) *object {
 	o.vals = append(o.vals, v)
 	return o
 }
+
 // appendIndented appends v as json.dumps(v, indent=2, ensure_ascii=False)
 // writes it at nesting depth level. The values it understands mirror the
 // Python types lm-eval stores: string, float64 (Python float), int (Python

@@ -90,6 +90,7 @@ func (s runeSet) contains(r rune) bool {
 	i := sort.Search(len(s), func(i int) bool { return s[i].hi >= r })
 	return i < len(s) && s[i].lo <= r
 }
+
 // fromTables is the union of Unicode tables as a runeSet.
 func fromTables(tabs ...*unicode.RangeTable) runeSet {
 	var rs []runeRange
