@@ -29,6 +29,7 @@ func init() {
 		"ErrLabels":               reflect.ValueOf(&analysis.ErrLabels).Elem(),
 		"ErrNoSeries":             reflect.ValueOf(&analysis.ErrNoSeries).Elem(),
 		"ErrNotPaired":            reflect.ValueOf(&analysis.ErrNotPaired).Elem(),
+		"ErrNotRecomputable":      reflect.ValueOf(&analysis.ErrNotRecomputable).Elem(),
 		"Extraction":              reflect.ValueOf(analysis.Extraction),
 		"F1Binary":                reflect.ValueOf(analysis.F1Binary),
 		"F1BinaryLegacy":          reflect.ValueOf(analysis.F1BinaryLegacy),
