@@ -104,6 +104,8 @@ func Replay(ctx context.Context, c *Capsule, opts ReplayOptions) (*ReplayReport,
 		work = tmp
 	} else if err := checkNewDir(work); err != nil {
 		return nil, fmt.Errorf("replay: workdir %w", err)
+	} else if err := os.MkdirAll(work, 0o755); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
 	}
 	s, err := c.UnpackStudy(ctx, filepath.Join(work, "study"))
 	if err != nil {
