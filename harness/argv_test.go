@@ -543,7 +543,6 @@ func TestArgvAccepted(t *testing.T) {
 func TestArgvPyValue(t *testing.T) {
 	for _, c := range []struct {
 		in        string
-		literal   bool
 		want      string // "" when refused
 		wantPlain string // for !literal, when it differs
 	}{
