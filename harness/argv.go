@@ -489,7 +489,7 @@ func argvJoinInts(xs []int) string {
 // keyValues emits --model_args or --gen_kwargs and reports whether it used
 // the JSON form (one JSON object for the whole list: v0.4.9.x; one per
 // value that needs it: v0.4.10+).
-func (b *argvBuilder) keyValues(setting, flag string, kvs []KV) (usedJSON bool) {
+func (b *argvBuilder) keyValues(setting, flag string, kvs KVs) (usedJSON bool) {
 	if len(kvs) == 0 {
 		return false
 	}

@@ -29,7 +29,7 @@ func updateGolden() bool {
 func argvInt(n int) *int           { return &n }
 func argvFloat(f float64) *float64 { return &f }
 func argvBool(b bool) *bool        { return &b }
-func argvKVs(kvs ...string) (out []KV) {
+func argvKVs(kvs ...string) (out KVs) {
 	for i := 0; i+1 < len(kvs); i += 2 {
 		out = append(out, KV{kvs[i], kvs[i+1]})
 	}
@@ -543,7 +543,6 @@ func TestArgvAccepted(t *testing.T) {
 func TestArgvPyValue(t *testing.T) {
 	for _, c := range []struct {
 		in        string
-		literal   bool
 		want      string // "" when refused
 		wantPlain string // for !literal, when it differs
 	}{
@@ -600,7 +599,7 @@ func TestArgvPyValue(t *testing.T) {
 func ExampleArgv() {
 	spec := RunSpec{
 		Model:             "hf",
-		ModelArgs:         []KV{{"pretrained", "meta-llama/Llama-3.2-1B-Instruct"}, {"dtype", "bfloat16"}},
+		ModelArgs:         KVs{{"pretrained", "meta-llama/Llama-3.2-1B-Instruct"}, {"dtype", "bfloat16"}},
 		Tasks:             []string{"gsm8k_cot_llama"},
 		NumFewshot:        argvInt(8),
 		ApplyChatTemplate: "true",

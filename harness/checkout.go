@@ -3,7 +3,6 @@ package harness
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -36,8 +35,11 @@ func Checkout(path string) (commit string, dirty bool, err error) {
 // git checkout (an editable install or a run from the source tree), returns
 // its commit and dirty flag.
 func LMEvalCheckout(ctx context.Context, python string) (commit string, dirty bool, err error) {
-	out, err := exec.CommandContext(ctx, python, "-c", "import lm_eval, os; print(os.path.dirname(lm_eval.__file__))").Output()
+	out, stderr, err := output(ctx, nil, python, "-c", "import lm_eval, os; print(os.path.dirname(lm_eval.__file__))")
 	if err != nil {
+		if why := lastLine(stderr); why != "" {
+			return "", false, fmt.Errorf("locating lm_eval with %s: %w: %s", python, err, why)
+		}
 		return "", false, fmt.Errorf("locating lm_eval with %s: %w", python, err)
 	}
 	dir := strings.TrimSpace(string(out))

@@ -1,12 +1,10 @@
 package harness
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -76,21 +74,7 @@ func (c ContainerRunner) CheckImage() error {
 }
 
 func (c ContainerRunner) engine(ctx context.Context, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, c.Engine, args...)
-	if c.Env != nil {
-		cmd.Env = c.Env
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		var ee *exec.Error
-		if errors.As(err, &ee) {
-			return nil, fmt.Errorf("%w: %s not found", ErrRunner, c.Engine)
-		}
-		return nil, fmt.Errorf("%w: %s %s: %v: %s", ErrRunner, c.Engine, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
+	return runnerCommand(ctx, c.Env, "", c.Engine, args...)
 }
 
 // Args returns the engine command line that runs the job of dir.
@@ -171,8 +155,14 @@ func (c ContainerRunner) Run(ctx context.Context, dir string, progress func(Prog
 			timeout = 30 * time.Second
 		}
 		if c.Engine != "apptainer" {
+			// The engine stops the container: its stop signal (SIGTERM
+			// unless the image says otherwise), SIGKILL after timeout.
 			c.engine(context.Background(), "stop", "-t", fmt.Sprint(int(timeout.Seconds())), name)
 		} else {
+			// SIGINT, as Ctrl-C sends it (the engine is in the driver's
+			// group); apptainer passes it on to capsule job, which records
+			// the run interrupted. No kill follows: it would not reach
+			// lm-eval, which the job runs in a group of its own.
 			cmd.Process.Signal(os.Interrupt)
 		}
 		waitErr = <-waited

@@ -164,7 +164,6 @@ func (l LMEval) Execute(ctx context.Context, rec *RunRecord, outDir string, prog
 		return errors.New("run.json has no argv")
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	log := l.Log
 	if log == nil {
 		f, err := os.Create(filepath.Join(filepath.Dir(outDir), "lm-eval.log"))
@@ -179,34 +178,24 @@ func (l LMEval) Execute(ctx context.Context, rec *RunRecord, outDir string, prog
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	// A group of its own: lm-eval forks data loaders, and stopping it stops
+	// them too.
+	g, err := startGroup(cmd, func() { ScanProgress(stderr, log, progress) })
+	if err != nil {
 		return fmt.Errorf("starting lm-eval (%s): %w", argv[0], err)
 	}
-	scanned := make(chan error, 1)
-	go func() { scanned <- ScanProgress(stderr, log, progress) }()
-	done := make(chan error, 1)
-	go func() {
-		<-scanned
-		done <- cmd.Wait()
-	}()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		// Stop the whole process group: lm-eval forks data loaders.
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		grace := l.Grace
-		if grace == 0 {
-			grace = 30 * time.Second
-		}
-		select {
-		case <-done:
-		case <-time.After(grace):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
+	grace := l.Grace
+	if grace == 0 {
+		grace = 30 * time.Second
+	}
+	// SIGTERM, as scancel and podman stop send it: ending is Python's
+	// default for it, where SIGINT raises KeyboardInterrupt in whatever
+	// lm-eval is doing.
+	stopped, err := g.wait(ctx, syscall.SIGTERM, grace)
+	if stopped {
 		return ctx.Err()
 	}
+	return err
 }
 
 // withOutputPath returns argv with its --output_path value replaced (or

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 type fakeExecutor struct {
@@ -140,5 +141,40 @@ func TestProgressLines(t *testing.T) {
 	err := ScanProgress(strings.NewReader("info\rRunning generate_until requests:   0%|          | 0/4 [00:00<?, ?it/s]\rRunning generate_until requests:  50%|█████     | 2/4 [00:01<00:01]\n"), &log, func(p Progress) { got = append(got, p) })
 	if err != nil || len(got) != 2 || got[1].Done != 2 || !strings.HasPrefix(log.String(), "info\r") {
 		t.Errorf("scan: %v %+v %q", err, got, log.String())
+	}
+}
+
+// Cancelling the local runner sends its job SIGINT and records the run
+// interrupted.
+func TestLocalRunnerInterrupt(t *testing.T) {
+	dir := plannedRun(t)
+	job := []string{"sh", "-c", `trap 'echo INT > "$0/signal"; exit 0' INT; trap 'echo TERM > "$0/signal"; exit 0' TERM; while :; do sleep 0.05; done`}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	if err := (LocalRunner{Job: job}).Run(ctx, dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "signal")); string(b) != "INT\n" {
+		t.Errorf("the job got %q", b)
+	}
+	if rec, _ := ReadRecord(dir); rec.Status != StatusInterrupted || rec.Error != "interrupted by the driver" {
+		t.Errorf("%+v", rec)
+	}
+}
+
+// Cancelling lm-eval sends it SIGTERM.
+func TestLMEvalInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, Partial)
+	os.Mkdir(out, 0o755)
+	// argv gets --output_path out: $0 and $1 of the script.
+	rec := &RunRecord{Argv: []string{"sh", "-c", `trap 'echo INT > "$1/signal"; exit 0' INT; trap 'echo TERM > "$1/signal"; exit 0' TERM; while :; do sleep 0.05; done`}}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	if err := (LMEval{}).Execute(ctx, rec, out, func(Progress) {}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "signal")); string(b) != "TERM\n" {
+		t.Errorf("lm-eval got %q", b)
 	}
 }

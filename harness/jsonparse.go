@@ -17,6 +17,18 @@ type syntaxError struct {
 
 func (e *syntaxError) Error() string { return e.msg }
 
+// fileError is e as the *FileError of path: pos gives the line and column
+// of e's offset, and it wraps ErrTruncated when the text (n bytes) ended
+// before the value did, ErrSyntax otherwise.
+func (e *syntaxError) fileError(path string, n int, pos func(off int) (line, col int)) *FileError {
+	kind := ErrSyntax
+	if e.off >= n {
+		kind = ErrTruncated
+	}
+	line, col := pos(e.off)
+	return &FileError{Path: path, Line: line, Col: col, Err: fmt.Errorf("%w: %s", kind, e.msg)}
+}
+
 // parser reads JSON as Python's json module writes it (NaN and Infinity
 // included), keeping object key order. Raw control characters inside strings
 // are accepted (as json.loads(strict=False) does): lm-eval never writes them,
@@ -30,6 +42,12 @@ type parser struct {
 	keys  []string
 	vals  []Value
 }
+
+// newParser returns a parser of b.
+func newParser(b []byte) parser { return parser{b: b} }
+
+// reset makes p parse b from its start, keeping its scratch stacks.
+func (p *parser) reset(b []byte) { p.b, p.i = b, 0 }
 
 func (p *parser) fail(format string, args ...any) error {
 	return &syntaxError{off: p.i, msg: fmt.Sprintf(format, args...)}
@@ -57,6 +75,80 @@ func (p *parser) expect(c byte) error {
 	p.i++
 	return nil
 }
+
+// document parses the whole text as one JSON value, which only whitespace
+// may follow.
+func (p *parser) document() (Value, error) {
+	v, err := p.value(0)
+	if err != nil {
+		return Value{}, err
+	}
+	if err := p.end("JSON value"); err != nil {
+		return Value{}, err
+	}
+	return v, nil
+}
+
+// end fails unless only whitespace is left after the value (what) just
+// parsed.
+func (p *parser) end(what string) error {
+	p.ws()
+	if p.i < len(p.b) {
+		return p.fail("unexpected data after the %s", what)
+	}
+	return nil
+}
+
+// object parses the JSON object at p one member at a time: it reads each
+// key and its colon and calls member with p at the value, which member
+// consumes (value, skip or raw). member returning stop ends the walk right
+// after that value. name, e.g. "sample object", says in errors what is not
+// closed.
+func (p *parser) object(name string, member func(key string) (stop bool, err error)) error {
+	p.ws()
+	if p.i >= len(p.b) || p.b[p.i] != '{' {
+		return p.fail("expected a JSON object")
+	}
+	p.i++
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == '}' {
+		p.i++
+		return nil
+	}
+	for {
+		p.ws()
+		if p.i >= len(p.b) || p.b[p.i] != '"' {
+			return p.fail("expected a string key")
+		}
+		key, err := p.key()
+		if err != nil {
+			return err
+		}
+		if err := p.expect(':'); err != nil {
+			return err
+		}
+		p.ws()
+		if stop, err := member(key); err != nil || stop {
+			return err
+		}
+		p.ws()
+		if p.i >= len(p.b) {
+			return p.fail("unexpected end of line: the %s is not closed", name)
+		}
+		if p.b[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if p.b[p.i] == '}' {
+			p.i++
+			return nil
+		}
+		return p.fail("expected ',' or '}' after %q, found %q", key, p.b[p.i])
+	}
+}
+
+// key parses an object key; keys are short and escape-free in lm-eval files.
+func (p *parser) key() (string, error) { return p.str() }
 
 // value parses any JSON value.
 func (p *parser) value(depth int) (Value, error) {
@@ -323,6 +415,16 @@ func (p *parser) hex4() (rune, error) {
 // speed.
 func (p *parser) skip() error { return p.skipValue(0) }
 
+// raw skips one value, as skip, and returns its text.
+func (p *parser) raw() ([]byte, error) {
+	p.ws()
+	start := p.i
+	if err := p.skip(); err != nil {
+		return nil, err
+	}
+	return p.b[start:p.i], nil
+}
+
 func (p *parser) skipValue(depth int) error {
 	if depth > 10000 {
 		return p.fail("JSON nested too deeply")
@@ -465,8 +567,8 @@ func position(b []byte, off int) (line, col int) {
 // ParseJSON parses one JSON document as Python's json module reads it
 // (NaN and Infinity included), keeping object key order.
 func ParseJSON(b []byte) (Value, error) {
-	p := parser{b: b}
-	v, err := p.value(0)
+	p := newParser(b)
+	v, err := p.document()
 	if err != nil {
 		var se *syntaxError
 		if errors.As(err, &se) {
@@ -474,11 +576,6 @@ func ParseJSON(b []byte) (Value, error) {
 			return Value{}, fmt.Errorf("line %d, column %d: %s", line, col, se.msg)
 		}
 		return Value{}, err
-	}
-	p.ws()
-	if p.i < len(b) {
-		line, col := position(b, p.i)
-		return Value{}, fmt.Errorf("line %d, column %d: unexpected data after the JSON value", line, col)
 	}
 	return v, nil
 }

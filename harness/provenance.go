@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -356,14 +355,7 @@ func lastLine(b []byte) string {
 type execRunner struct{}
 
 func (execRunner) Run(ctx context.Context, name string, args ...string) ([]byte, []byte, error) {
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// A child that left a grandchild holding the pipes would otherwise keep
-	// Wait blocked after the timeout killed it.
-	cmd.WaitDelay = 2 * time.Second
-	err := cmd.Run()
-	return stdout.Bytes(), stderr.Bytes(), err
+	return output(ctx, nil, name, args...)
 }
 
 // ParsePipFreeze reads pip freeze output (also uv pip freeze) into

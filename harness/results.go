@@ -85,23 +85,12 @@ func ReadResults(path string) (*Results, error) {
 }
 
 func parseResults(path string, b []byte) (*Results, error) {
-	p := parser{b: b}
-	doc, err := p.value(0)
-	if err == nil {
-		p.ws()
-		if p.i < len(b) {
-			err = p.fail("unexpected data after the JSON value")
-		}
-	}
+	p := newParser(b)
+	doc, err := p.document()
 	if err != nil {
 		var se *syntaxError
 		if errors.As(err, &se) {
-			line, col := position(b, se.off)
-			kind := ErrSyntax
-			if se.off >= len(b) {
-				kind = ErrTruncated
-			}
-			return nil, &FileError{Path: path, Line: line, Col: col, Err: fmt.Errorf("%w: %s", kind, se.msg)}
+			return nil, se.fileError(path, len(b), func(off int) (int, int) { return position(b, off) })
 		}
 		return nil, &FileError{Path: path, Err: err}
 	}

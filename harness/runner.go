@@ -1,9 +1,7 @@
 package harness
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -77,7 +75,10 @@ func settle(dir string, interrupted bool, why string) error {
 type LocalRunner struct {
 	// Job is the command that runs one run: e.g. {"/usr/local/bin/capsule", "job"}.
 	Job []string
-	// Grace is how long a job gets after SIGINT before it is killed.
+	// Grace is how long a job gets after SIGINT before it is killed
+	// (default 45 s: longer than the job gives lm-eval, so that the job,
+	// not this kill, stops lm-eval, which runs in a group of its own and
+	// would outlive the job's).
 	Grace time.Duration
 }
 
@@ -87,39 +88,30 @@ func (l LocalRunner) Run(ctx context.Context, dir string, progress func(Progress
 		return fmt.Errorf("%w: no job command", ErrRunner)
 	}
 	cmd := exec.Command(l.Job[0], append(l.Job[1:], dir)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	logf, err := os.OpenFile(filepath.Join(dir, "job.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
 	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
+	g, err := startGroup(cmd, nil)
+	if err != nil {
 		return fmt.Errorf("%w: starting %s: %v", ErrRunner, l.Job[0], err)
 	}
 	done := make(chan struct{})
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait(); close(done) }()
 	go poll(dir, 250*time.Millisecond, progress, done)
-	var waitErr error
-	select {
-	case waitErr = <-waited:
-	case <-ctx.Done():
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
-		grace := l.Grace
-		if grace == 0 {
-			grace = 30 * time.Second
-		}
-		select {
-		case waitErr = <-waited:
-		case <-time.After(grace):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			waitErr = <-waited
-		}
-		<-done
+	grace := l.Grace
+	if grace == 0 {
+		grace = 45 * time.Second
+	}
+	// SIGINT passes the driver's Ctrl-C on: in a group of its own, the job
+	// does not get the terminal's. capsule job takes it (as it would
+	// SIGTERM) as a cancel and records the run interrupted.
+	stopped, waitErr := g.wait(ctx, syscall.SIGINT, grace)
+	close(done)
+	if stopped {
 		return settle(dir, true, "interrupted by the driver")
 	}
-	<-done
 	if waitErr != nil {
 		if err := settle(dir, false, "job exited: "+waitErr.Error()); err != nil {
 			return err
@@ -145,21 +137,7 @@ type SlurmRunner struct {
 }
 
 func (s SlurmRunner) command(ctx context.Context, name string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	if s.Env != nil {
-		cmd.Env = s.Env
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		var ee *exec.Error
-		if errors.As(err, &ee) {
-			return nil, fmt.Errorf("%w: %s not found (is Slurm's client installed?)", ErrRunner, name)
-		}
-		return nil, fmt.Errorf("%w: %s %s: %v: %s", ErrRunner, name, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
+	return runnerCommand(ctx, s.Env, " (is Slurm's client installed?)", name, args...)
 }
 
 // Check verifies, before any run starts, that Slurm's client is installed.

@@ -7,7 +7,7 @@ type RunSpec struct {
 	Model string `json:"model,omitempty"`
 	// ModelArgs is --model_args, in order (pretrained is set from the
 	// study's model id and revision).
-	ModelArgs []KV `json:"model_args,omitempty"`
+	ModelArgs KVs `json:"model_args,omitempty"`
 	// Tasks is --tasks.
 	Tasks []string `json:"tasks,omitempty"`
 	// NumFewshot is --num_fewshot; nil leaves each task's default.
@@ -19,7 +19,7 @@ type RunSpec struct {
 	// Limit is --limit: a count (≥ 1) or a fraction (< 1).
 	Limit *float64 `json:"limit,omitempty"`
 	// GenKwargs is --gen_kwargs, in order.
-	GenKwargs []KV `json:"gen_kwargs,omitempty"`
+	GenKwargs KVs `json:"gen_kwargs,omitempty"`
 	// ApplyChatTemplate is --apply_chat_template: "" (off), "true" (the
 	// tokenizer's default template) or a template name.
 	ApplyChatTemplate  string `json:"apply_chat_template,omitempty"`
@@ -41,8 +41,11 @@ type KV struct {
 	Value string `json:"value"`
 }
 
+// KVs are the keys and values of model_args or gen_kwargs, in order.
+type KVs []KV
+
 // Get returns a key's value.
-func Get(kvs []KV, key string) (string, bool) {
+func (kvs KVs) Get(key string) (string, bool) {
 	for _, kv := range kvs {
 		if kv.Key == key {
 			return kv.Value, true
@@ -51,14 +54,16 @@ func Get(kvs []KV, key string) (string, bool) {
 	return "", false
 }
 
-// Set replaces a key's value or appends it.
-func Set(kvs []KV, key, value string) []KV {
+// Set returns a copy of kvs with key's value replaced, or with key appended
+// when kvs has no such key; kvs itself is left as it is.
+func (kvs KVs) Set(key, value string) KVs {
 	for i, kv := range kvs {
 		if kv.Key == key {
-			out := append([]KV(nil), kvs...)
+			out := append(KVs(nil), kvs...)
 			out[i].Value = value
 			return out
 		}
 	}
-	return append(append([]KV(nil), kvs...), KV{key, value})
+	return append(append(KVs(nil), kvs...), KV{key, value})
 }
+

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -60,13 +61,13 @@ func (s *Sample) Clone() *Sample {
 
 // DocValue parses the logged document.
 func (s *Sample) DocValue() (Value, error) {
-	p := parser{b: s.Doc}
+	p := newParser(s.Doc)
 	return p.value(0)
 }
 
 // ArgumentsValue parses the logged request arguments.
 func (s *Sample) ArgumentsValue() (Value, error) {
-	p := parser{b: s.Arguments}
+	p := newParser(s.Arguments)
 	return p.value(0)
 }
 
@@ -150,11 +151,7 @@ func (r *SampleReader) Next() (*Sample, error) {
 		r.done = true
 		var se *syntaxError
 		if errors.As(err, &se) {
-			kind := ErrSyntax
-			if se.off >= len(raw) {
-				kind = ErrTruncated
-			}
-			return nil, &FileError{Path: r.path, Line: r.line, Col: se.off + 1, Err: fmt.Errorf("%w: %s", kind, se.msg)}
+			return nil, se.fileError(r.path, len(raw), func(off int) (int, int) { return r.line, off + 1 })
 		}
 		return nil, r.errAt(r.line, err)
 	}
@@ -310,76 +307,35 @@ func (r *SampleReader) nextElement() ([]byte, error) {
 // document and the arguments are skipped and kept as raw bytes.
 func parseSample(p *parser, b []byte, s *Sample) error {
 	*s = Sample{Values: s.Values[:0], DocID: -1}
-	p.b, p.i = b, 0
-	p.ws()
-	if p.i >= len(b) || b[p.i] != '{' {
-		return p.fail("expected a JSON object")
-	}
-	p.i++
-	p.ws()
-	if p.i < len(b) && b[p.i] == '}' {
-		p.i++
-	} else {
-		for {
-			p.ws()
-			if p.i >= len(b) || b[p.i] != '"' {
-				return p.fail("expected a string key")
+	p.reset(b)
+	err := p.object("sample object", func(key string) (bool, error) {
+		switch key {
+		case "doc", "arguments":
+			raw, err := p.raw()
+			if key == "doc" {
+				s.Doc = raw
+			} else {
+				s.Arguments = raw
 			}
-			key, err := p.key()
-			if err != nil {
-				return err
-			}
-			if err := p.expect(':'); err != nil {
-				return err
-			}
-			p.ws()
-			switch key {
-			case "doc", "arguments":
-				start := p.i
-				if err := p.skip(); err != nil {
-					return err
-				}
-				if key == "doc" {
-					s.Doc = b[start:p.i]
-				} else {
-					s.Arguments = b[start:p.i]
-				}
-			default:
-				v, err := p.value(0)
-				if err != nil {
-					return err
-				}
-				if err := s.set(key, v); err != nil {
-					return err
-				}
-			}
-			p.ws()
-			if p.i >= len(b) {
-				return p.fail("unexpected end of line: the sample object is not closed")
-			}
-			if b[p.i] == ',' {
-				p.i++
-				continue
-			}
-			if b[p.i] == '}' {
-				p.i++
-				break
-			}
-			return p.fail("expected ',' or '}' after %q, found %q", key, b[p.i])
+			return false, err
 		}
+		v, err := p.value(0)
+		if err != nil {
+			return false, err
+		}
+		return false, s.set(key, v)
+	})
+	if err == nil {
+		err = p.end("sample object")
 	}
-	p.ws()
-	if p.i < len(b) {
-		return p.fail("unexpected data after the sample object")
+	if err != nil {
+		return err
 	}
 	if s.DocID < 0 {
 		return errors.New(`missing "doc_id": not an lm-eval samples line`)
 	}
 	return nil
 }
-
-// key parses an object key; keys are short and escape-free in lm-eval files.
-func (p *parser) key() (string, error) { return p.str() }
 
 func (s *Sample) set(key string, v Value) error {
 	switch key {
@@ -429,40 +385,20 @@ func (r *SampleReader) IsArray() bool { return r.array }
 // DocField returns one top-level field of the logged document without
 // parsing the rest of it.
 func (s *Sample) DocField(key string) (Value, bool, error) {
-	p := parser{b: s.Doc}
-	p.ws()
-	if p.i >= len(p.b) || p.b[p.i] != '{' {
+	if doc := bytes.TrimLeft(s.Doc, " \t\n\r"); len(doc) == 0 || doc[0] != '{' {
 		return Value{}, false, fmt.Errorf("doc is not a JSON object")
 	}
-	p.i++
-	p.ws()
-	if p.i < len(p.b) && p.b[p.i] == '}' {
-		return Value{}, false, nil
-	}
-	for {
-		p.ws()
-		if p.i >= len(p.b) || p.b[p.i] != '"' {
-			return Value{}, false, p.fail("expected a string key in doc")
+	p := newParser(s.Doc)
+	var v Value
+	found := false
+	err := p.object("doc", func(k string) (bool, error) {
+		if k != key {
+			return false, p.skip()
 		}
-		k, err := p.str()
-		if err != nil {
-			return Value{}, false, err
-		}
-		if err := p.expect(':'); err != nil {
-			return Value{}, false, err
-		}
-		if k == key {
-			v, err := p.value(0)
-			return v, err == nil, err
-		}
-		if err := p.skip(); err != nil {
-			return Value{}, false, err
-		}
-		p.ws()
-		if p.i < len(p.b) && p.b[p.i] == ',' {
-			p.i++
-			continue
-		}
-		return Value{}, false, nil
-	}
+		var err error
+		v, err = p.value(0)
+		found = err == nil
+		return true, err
+	})
+	return v, found, err
 }

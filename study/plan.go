@@ -34,12 +34,12 @@ func (s *Study) RunDir(r PlannedRun) string { return filepath.Join(s.Dir, "runs"
 func (s *Study) Plan() []PlannedRun {
 	base := s.Baseline
 	if s.Model.ID != "" {
-		if _, ok := harness.Get(base.ModelArgs, "pretrained"); !ok {
-			base.ModelArgs = append([]harness.KV{{Key: "pretrained", Value: s.Model.ID}}, base.ModelArgs...)
+		if _, ok := base.ModelArgs.Get("pretrained"); !ok {
+			base.ModelArgs = append(harness.KVs{{Key: "pretrained", Value: s.Model.ID}}, base.ModelArgs...)
 		}
 		if s.Model.Revision != "" {
-			if _, ok := harness.Get(base.ModelArgs, "revision"); !ok {
-				base.ModelArgs = harness.Set(base.ModelArgs, "revision", s.Model.Revision)
+			if _, ok := base.ModelArgs.Get("revision"); !ok {
+				base.ModelArgs = base.ModelArgs.Set("revision", s.Model.Revision)
 			}
 		}
 	}

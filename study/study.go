@@ -442,8 +442,8 @@ func (p *studyParser) settings(n *yaml.Node, field string) (Settings, error) {
 // are merged key by key; everything else replaces.
 func (p *studyParser) apply(spec harness.RunSpec, s Settings, field string) (harness.RunSpec, error) {
 	out := spec
-	out.ModelArgs = append([]harness.KV(nil), spec.ModelArgs...)
-	out.GenKwargs = append([]harness.KV(nil), spec.GenKwargs...)
+	out.ModelArgs = append(harness.KVs(nil), spec.ModelArgs...)
+	out.GenKwargs = append(harness.KVs(nil), spec.GenKwargs...)
 	for _, k := range s.Keys {
 		n := s.values[k]
 		f := join(field, k)
@@ -461,9 +461,9 @@ func (p *studyParser) apply(spec harness.RunSpec, s Settings, field string) (har
 					return out, p.fail(vn, f+"."+kn.Value, "expected a scalar or a list, found %s", nodeKind(vn))
 				}
 				if k == "model_args" {
-					out.ModelArgs = harness.Set(out.ModelArgs, kn.Value, scalarText(vn))
+					out.ModelArgs = out.ModelArgs.Set(kn.Value, scalarText(vn))
 				} else {
-					out.GenKwargs = harness.Set(out.GenKwargs, kn.Value, scalarText(vn))
+					out.GenKwargs = out.GenKwargs.Set(kn.Value, scalarText(vn))
 				}
 			}
 		case "tasks":

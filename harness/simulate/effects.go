@@ -75,11 +75,11 @@ func OptionsFor(spec harness.RunSpec, seed int64, e Effects) (Options, error) {
 			mmlu += e.Multiturn
 		}
 	}
-	if d, ok := harness.Get(spec.ModelArgs, "dtype"); ok && (d == "float16" || d == "half") {
+	if d, ok := spec.ModelArgs.Get("dtype"); ok && (d == "float16" || d == "half") {
 		acc += e.Float16
 		mmlu += e.Float16
 	}
-	if v, ok := harness.Get(spec.GenKwargs, "max_gen_toks"); ok {
+	if v, ok := spec.GenKwargs.Get("max_gen_toks"); ok {
 		if n, err := strconv.Atoi(v); err == nil && n > 256 {
 			trunc += e.LongGeneration
 		}
