@@ -66,4 +66,3 @@ func (kvs KVs) Set(key, value string) KVs {
 	}
 	return append(append(KVs(nil), kvs...), KV{key, value})
 }
-
