@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/capsule/internal/layout"
 	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/study"
 )
@@ -161,30 +162,9 @@ type Problem struct {
 }
 
 func (p *Problem) Error() string {
-	var b strings.Builder
-	b.WriteString(ErrFormat.Error())
-	b.WriteString(": ")
-	switch {
-	case p.Path != "" && p.Blob != "":
-		fmt.Fprintf(&b, "%s (%s): ", p.Path, p.Blob)
-	case p.Path != "":
-		b.WriteString(p.Path + ": ")
-	case p.Blob != "":
-		b.WriteString(p.Blob + ": ")
-	}
-	b.WriteString(p.What)
-	if p.Expected != "" {
-		b.WriteString(": expected " + p.Expected)
-	}
-	if p.Found != "" {
-		if p.Expected != "" {
-			b.WriteString(",")
-		} else {
-			b.WriteString(":")
-		}
-		b.WriteString(" found " + p.Found)
-	}
-	return b.String()
+	// The same fields as a layout's error, said the same way.
+	e := layout.Error(*p)
+	return ErrFormat.Error() + ": " + e.Detail()
 }
 
 // Unwrap makes every Problem an ErrFormat.

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/capsule/internal/layout"
 )
 
 // Limits a reader applies to a capsule by default (OpenOptions).
@@ -545,7 +546,7 @@ func (c *Capsule) Unpack(ctx context.Context, dest string) error {
 	case !st.IsDir():
 		return fmt.Errorf("unpack: %s: %w and is not a directory", dest, fs.ErrExist)
 	default:
-		empty, err := isEmptyDir(dest)
+		empty, err := layout.IsEmptyDir(dest)
 		if err != nil {
 			return err
 		}

@@ -405,24 +405,11 @@ func checkOut(out string, asTar, replace bool) error {
 	case replace:
 		return nil
 	case st.IsDir():
-		if empty, err := isEmptyDir(out); err != nil || empty {
+		if empty, err := layout.IsEmptyDir(out); err != nil || empty {
 			return err
 		}
 	}
 	return fmt.Errorf("pack: %s: %w (set Replace to replace it)", out, fs.ErrExist)
-}
-
-func isEmptyDir(dir string) (bool, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	_, err = f.Readdirnames(1)
-	if err == io.EOF {
-		return true, nil
-	}
-	return false, err
 }
 
 // zstdEncoderOptions make compression a function of the input alone: a

@@ -19,9 +19,12 @@ type Error struct {
 	Found    string
 }
 
-func (e *Error) Error() string {
+func (e *Error) Error() string { return "invalid OCI image layout: " + e.Detail() }
+
+// Detail is the error without its prefix: where, what, what was expected
+// and what was found.
+func (e *Error) Detail() string {
 	var b strings.Builder
-	b.WriteString("invalid OCI image layout: ")
 	switch {
 	case e.Path != "" && e.Blob != "":
 		b.WriteString(e.Path + " (" + e.Blob + "): ")

@@ -214,7 +214,7 @@ func Rename(dir, out string, replace bool) error {
 	if !st.IsDir() {
 		return fmt.Errorf("%s: %w", out, fs.ErrExist)
 	}
-	empty, err := isEmptyDir(out)
+	empty, err := IsEmptyDir(out)
 	if err != nil {
 		return err
 	}
@@ -239,7 +239,8 @@ func Rename(dir, out string, replace bool) error {
 	return os.RemoveAll(old)
 }
 
-func isEmptyDir(dir string) (bool, error) {
+// IsEmptyDir reports whether dir is a directory with nothing in it.
+func IsEmptyDir(dir string) (bool, error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return false, err
