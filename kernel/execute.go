@@ -84,10 +84,15 @@ func (k *Kernel) execute(m *message) {
 	if store {
 		k.history.add(n, req.Code, resultText)
 	}
-	k.reply(k.shell, m, "execute_reply", reply)
+	// The requests to abort are those queued while the cell ran, taken
+	// before its reply goes out: a request sent after the client saw the
+	// error is the client's next step, and runs.
+	var queued []*message
 	if out.err != nil && orTrue(req.StopOnError) {
-		k.abortQueued()
+		queued = k.takeQueued()
 	}
+	k.reply(k.shell, m, "execute_reply", reply)
+	k.abort(queued)
 }
 
 // userExpressions evaluates the expressions a frontend asks for after a
@@ -107,25 +112,33 @@ func (k *Kernel) userExpressions(ctx context.Context, exprs map[string]string) m
 	return out
 }
 
-// abortQueued answers the execute requests already queued behind a cell
-// that failed with "aborted", as a notebook's "run all" expects: the
-// cells after an error do not run.
-func (k *Kernel) abortQueued() {
+// takeQueued empties the shell queue.
+func (k *Kernel) takeQueued() []*message {
+	var out []*message
 	for {
 		select {
 		case m := <-k.shellQueue:
-			if m.header.MsgType != "execute_request" {
-				k.handleShell(m)
-				continue
-			}
-			k.publish(m, "status", map[string]any{"execution_state": "busy"})
-			k.mu.Lock()
-			n := k.count
-			k.mu.Unlock()
-			k.reply(k.shell, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": n})
-			k.publish(m, "status", map[string]any{"execution_state": "idle"})
+			out = append(out, m)
 		default:
-			return
+			return out
 		}
+	}
+}
+
+// abort answers the execute requests queued behind a cell that failed with
+// "aborted", as a notebook's "run all" expects: the cells after an error
+// do not run. Other requests among them are handled as usual.
+func (k *Kernel) abort(queued []*message) {
+	for _, m := range queued {
+		if m.header.MsgType != "execute_request" {
+			k.handleShell(m)
+			continue
+		}
+		k.publish(m, "status", map[string]any{"execution_state": "busy"})
+		k.mu.Lock()
+		n := k.count
+		k.mu.Unlock()
+		k.reply(k.shell, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": n})
+		k.publish(m, "status", map[string]any{"execution_state": "idle"})
 	}
 }

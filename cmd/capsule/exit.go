@@ -62,6 +62,8 @@ func classify(err error) failure {
 		return failure{exitInterrupted, "interrupted"}
 	case errors.Is(err, errChecksFailed), errors.Is(err, capsule.ErrFormat), errors.As(err, &ce):
 		return failure{exitFailed, "failed"}
+	case errors.Is(err, errdef.ErrNotFound): // a tag or repository a registry answered it does not have
+		return failure{exitUsage, "input"}
 	case errors.Is(err, capsule.ErrRegistry), errors.Is(err, harness.ErrRunner), errors.Is(err, harness.ErrNvidiaSmiOutput),
 		errors.Is(err, context.DeadlineExceeded):
 		return failure{exitExternal, "external"}
@@ -80,7 +82,6 @@ func classify(err error) failure {
 		errors.Is(err, analysis.ErrGroupNotJoinable), errors.Is(err, analysis.ErrNotRecomputable),
 		// capsules and references
 		errors.Is(err, capsule.ErrReference), errors.Is(err, capsule.ErrNotPackable),
-		errors.Is(err, errdef.ErrNotFound), // a tag or repository the registry does not have
 		// notebooks and kernels
 		errors.Is(err, kernel.ErrNotebook), errors.Is(err, kernel.ErrConnection),
 		// files named on the command line

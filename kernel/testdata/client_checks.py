@@ -1,6 +1,7 @@
 """Checks of the evalcapsule Go kernel through Debian's jupyter_client, for
 what the conformance suite does not cover: interrupts in both modes,
-restart, shutdown, stdin, history, display updates, forged messages.
+restart, shutdown, stdin, history, display updates, forged messages, the
+cells aborted behind a failing one.
 
 Run by TestClient (kernel/jupyter_test.go) as
     JUPYTER_PATH=<prefix>/share/jupyter /usr/bin/python3 -m unittest -v client_checks
@@ -248,6 +249,22 @@ class ClientChecks(unittest.TestCase):
         self.assertIn("boom", err)
         reply, _ = self.k.run("6 * 7")
         self.assertEqual(reply["status"], "ok")
+
+    def test_stop_on_error(self):
+        # Run all: the cells queued behind a failing one are aborted...
+        kc = self.k.kc
+        first = kc.execute('import "time"\ntime.Sleep(300 * time.Millisecond)\npanic("stop")')
+        queued = [kc.execute("6 * 7"), kc.execute("7 * 8")]
+        self.assertEqual(self.k.shell_reply(first)["content"]["status"], "error")
+        for msg_id in queued:
+            self.assertEqual(self.k.shell_reply(msg_id)["content"]["status"], "aborted")
+        # ...but a request sent after the client saw the error runs, however
+        # soon it follows.
+        for _ in range(20):
+            reply, _ = self.k.run("undefinedName")
+            self.assertEqual(reply["status"], "error")
+            reply, _ = self.k.run("6 * 7")
+            self.assertEqual(reply["status"], "ok")
 
     def test_comm_info(self):
         self.k.kc.comm_info()
