@@ -18,4 +18,8 @@ var (
 	// capsule, or the tag or digest either names, is not usable. The CLI
 	// maps it to exit code 2 (usage).
 	ErrReference = errors.New("invalid reference")
+	// ErrDiffers means a number lm-eval reported is not what its samples
+	// give: a study that is not packed (unless asked), a capsule that does
+	// not replay.
+	ErrDiffers = errors.New("numbers differ from their samples")
 )

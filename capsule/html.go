@@ -36,6 +36,20 @@ func (r *ReplayReport) HTML() string {
 		verdict = "SIMULATED study. " + verdict
 	}
 	b.WriteString("<p><strong>" + html.EscapeString(verdict) + "</strong></p>")
+	if len(r.Problems) > 0 {
+		t := analysis.HTMLTable{Caption: "the capsule does not verify", Head: []string{"blob", "file", "problem", "expected", "found"}}
+		for _, p := range r.Problems {
+			t.Rows = append(t.Rows, []string{p.Blob, p.Path, p.What, p.Expected, p.Found})
+		}
+		b.WriteString("\n" + t.HTML())
+	}
+	if len(r.Differs) > 0 {
+		t := analysis.HTMLTable{Caption: "UNSUPPORTED: numbers lm-eval reported that their samples do not give", Head: []string{"check"}}
+		for _, d := range r.Differs {
+			t.Rows = append(t.Rows, []string{d})
+		}
+		b.WriteString("\n" + t.HTML())
+	}
 	if len(r.Diffs) > 0 {
 		t := analysis.HTMLTable{Caption: "numbers that differ", Head: []string{"where", "packed", "replayed"}}
 		for _, d := range r.Diffs {

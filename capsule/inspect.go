@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/evalcapsule/evalcapsule/internal/quote"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
@@ -24,6 +25,9 @@ type Inspection struct {
 	Runs          []RunSummary   `json:"runs"`
 	Claims        []ClaimSummary `json:"claims"`
 	Tables        bool           `json:"tables"`
+	// Unsupported names the packed checks whose samples did not give the
+	// number lm-eval reported (a capsule packed with --allow-differs).
+	Unsupported []string `json:"unsupported,omitempty"`
 	// Reports are the digests of the replay reports attached to the
 	// capsule.
 	Reports []string `json:"reports"`
@@ -87,6 +91,7 @@ func Inspect(ctx context.Context, c *Capsule, opts InspectOptions) (*Inspection,
 		FormatVersion: cfg.FormatVersion, Packer: cfg.Packer, Created: c.Manifest.Annotations[ocispec.AnnotationCreated],
 		Simulated: cfg.Simulated, Runs: []RunSummary{}, Claims: []ClaimSummary{}, Reports: []string{},
 		Tables: cfg.Attribution != nil && cfg.Rescore != nil}
+	in.Unsupported = differing(cfg.Rescore)
 	for _, r := range cfg.Runs {
 		in.Runs = append(in.Runs, summarizeRun(r))
 	}
@@ -148,6 +153,12 @@ func (in *Inspection) String() string {
 	if in.Simulated {
 		fmt.Fprintln(&w, "  SIMULATED: some runs come from the simulated backend; no model was run for them")
 	}
+	if len(in.Unsupported) > 0 {
+		fmt.Fprintf(&w, "  UNSUPPORTED: %d number(s) lm-eval reported are not what their samples give (packed with --allow-differs):\n", len(in.Unsupported))
+		for _, d := range in.Unsupported {
+			fmt.Fprintf(&w, "    %s\n", d)
+		}
+	}
 	fmt.Fprintf(&w, "  study    %s\n", in.Study)
 	fmt.Fprintf(&w, "  format   %s, packed by %s %s", in.FormatVersion, in.Packer.Name, in.Packer.Version)
 	if in.Created != "" {
@@ -182,6 +193,10 @@ func (in *Inspection) String() string {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Status, model, lmEval, r.Runner, dash(short(r.Image, 60)), dash(strings.TrimSpace(gpu)))
 	}
 	tw.Flush()
+	fmt.Fprintf(&w, "\nCommand lines, as packed (a rerun rebuilds them from study.yaml and refuses one that differs)\n")
+	for _, r := range in.Runs {
+		fmt.Fprintf(&w, "  %s: %s\n", quote.Text(r.Name), quote.Argv(r.Argv))
+	}
 	if len(in.Claims) > 0 {
 		fmt.Fprintf(&w, "\nClaims (packed attribution)\n")
 		tw = tabwriter.NewWriter(&w, 0, 0, 2, ' ', 0)

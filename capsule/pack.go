@@ -53,6 +53,11 @@ type PackOptions struct {
 	// AllowIncomplete packs a study whose planned runs are missing or not
 	// done instead of refusing it; such a capsule holds no tables.
 	AllowIncomplete bool
+	// AllowDiffers packs a study some of whose numbers its samples do not
+	// give (a re-scoring check that differs) instead of refusing it (an
+	// error wrapping ErrDiffers). Such a capsule says so wherever it is
+	// shown, never verifies and never replays.
+	AllowDiffers bool
 	// Attribution configures the attribution's bootstraps (seed, resamples,
 	// level; the zero value: seed 0, 10,000 resamples, 95 %). The options
 	// are recorded in the config, so that a replay computes the same
@@ -90,6 +95,9 @@ type PackResult struct {
 	// and the attribution of every claim, computed from the samples while
 	// packing; nil for a study packed incomplete.
 	Tables *study.Tables
+	// Unsupported names the checks whose samples do not give the number
+	// lm-eval reported (packed with AllowDiffers).
+	Unsupported []string
 }
 
 // MarshalJSON writes what `capsule pack --json` prints: where the capsule
@@ -104,7 +112,9 @@ func (r PackResult) MarshalJSON() ([]byte, error) {
 		Bytes   int64  `json:"bytes"`
 		Stored  int64  `json:"stored"`
 		Tables  bool   `json:"tables"`
-	}{r.Capsule, r.Study, r.Manifest.Digest.String(), r.Tag, r.Files, r.Bytes, r.Stored, r.Tables != nil})
+		// Unsupported is left out when empty, as in capsules before it.
+		Unsupported []string `json:"unsupported,omitempty"`
+	}{r.Capsule, r.Study, r.Manifest.Digest.String(), r.Tag, r.Files, r.Bytes, r.Stored, r.Tables != nil, r.Unsupported})
 }
 
 // String says what was packed, in a few lines.
@@ -113,6 +123,12 @@ func (r PackResult) String() string {
 		r.Manifest.Digest, r.Files, FormatBytes(r.Bytes), FormatBytes(r.Stored))
 	if r.Tables == nil {
 		s += "  tables  none (incomplete study): a replay can verify files, not numbers\n"
+	}
+	if len(r.Unsupported) > 0 {
+		s += fmt.Sprintf("  UNSUPPORTED: %d number(s) lm-eval reported are not what their samples give; the capsule will not verify or replay:\n", len(r.Unsupported))
+		for _, d := range r.Unsupported {
+			s += "    " + d + "\n"
+		}
 	}
 	return s
 }
@@ -186,8 +202,12 @@ func pack(ctx context.Context, s *study.Study, out string, opts PackOptions, fix
 		if err != nil {
 			return PackResult{}, fmt.Errorf("pack: the tables: %w", err)
 		}
+		if d := differing(t.Rescore); len(d) > 0 && !opts.AllowDiffers {
+			return PackResult{}, fmt.Errorf("pack %s: %w: %s (see capsule rescore; pack it anyway, marked as such, with --allow-differs)",
+				root, ErrDiffers, strings.Join(d, "; "))
+		}
 		cfg.Attribution, cfg.Rescore, cfg.TableOptions = t.Attribution, t.Rescore, tableOptionsOf(opts.Attribution)
-		res.Tables = t
+		res.Tables, res.Unsupported = t, differing(t.Rescore)
 	}
 	if !opts.Created.IsZero() {
 		created = opts.Created.UTC()
@@ -368,9 +388,14 @@ func studyConfig(st *study.Study, root string, files []studyFile, opts PackOptio
 			created = rec.End.UTC()
 		}
 	}
-	var missing []string
+	var missing, mismatched []string
 	for _, pr := range st.Plan() {
 		rec := records[pr.Name]
+		if rec != nil {
+			for _, d := range st.CheckRecord(pr, rec) {
+				mismatched = append(mismatched, fmt.Sprintf("run %s: %s", pr.Name, d))
+			}
+		}
 		switch {
 		case rec == nil:
 			missing = append(missing, fmt.Sprintf("%s (%s) has not been run", pr.Name, pr.Label))
@@ -379,6 +404,10 @@ func studyConfig(st *study.Study, root string, files []studyFile, opts PackOptio
 		case !results[pr.Name]:
 			missing = append(missing, fmt.Sprintf("%s (%s) is done but runs/%s/output holds no results file", pr.Name, pr.Label, pr.Name))
 		}
+	}
+	if len(mismatched) > 0 {
+		return nil, time.Time{}, false, fmt.Errorf("pack %s: %w: %s; run it again (capsule run) or restore study.yaml",
+			root, study.ErrMismatch, strings.Join(mismatched, "; "))
 	}
 	if len(missing) > 0 && !opts.AllowIncomplete {
 		return nil, time.Time{}, false, fmt.Errorf("pack %s: %w: %s; finish the runs (capsule run %s) or pack it as it is, without tables (--allow-incomplete)",

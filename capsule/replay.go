@@ -40,6 +40,12 @@ type ReplayReport struct {
 	Diffs    []ReplayDiff `json:"diffs"`
 	// Reruns compares each re-executed run with the packed one (rerun).
 	Reruns []study.RerunComparison `json:"reruns,omitempty"`
+	// Problems are what a verification finds wrong with the capsule (see
+	// Verify), checked before anything is re-derived.
+	Problems []Problem `json:"problems,omitempty"`
+	// Differs names every check whose samples, re-scored now, do not give
+	// the number lm-eval reported, whatever the packed tables say.
+	Differs []string `json:"differs,omitempty"`
 	// OK is true when nothing differs (and every rerun agrees).
 	OK        bool `json:"ok"`
 	Simulated bool `json:"simulated"`
@@ -75,6 +81,13 @@ type ReplayOptions struct {
 	// Tolerance is the largest log-likelihood difference a rerun may show
 	// (default 1e-4).
 	Tolerance float64
+	// Command is how the runner starts lm-eval for a rerun (default
+	// lm_eval). The command lines the capsule's records hold are never run:
+	// each is rebuilt from the study and must match the packed one.
+	Command []string
+	// Confirm, when set, is shown every rerun's command line before
+	// anything runs; an error from it stops the replay and is returned.
+	Confirm func([]study.RerunCommand) error
 	// Events, when set, receives every change of a rerun's state.
 	Events func(study.RunEvent)
 	// ReplayerVersion is the replaying program's version, recorded in the
@@ -83,13 +96,18 @@ type ReplayOptions struct {
 	ReplayerVersion string
 }
 
-// Replay unpacks the capsule's study (every file checked against its
-// digest) and re-derives its tables with the options recorded at pack
-// time: every number of the packed tables (each check of each run, each
-// step, CI, p-value and residual of each claim) is compared bit for bit.
-// With opts.Runner it also re-executes every run and compares it with the
-// packed one. The report's OK is true when nothing differs and every rerun
-// agrees; a capsule packed without tables is an error (ErrFormat).
+// Replay checks the capsule as Verify does (the config's schema, every
+// file the records imply, the records against the study's plan, the
+// simulated mark against the lm-eval outputs), unpacks its study (every
+// file checked against its digest) and re-derives its tables with the
+// options recorded at pack time: every number of the packed tables (each
+// check of each run, each step, CI, p-value and residual of each claim) is
+// compared bit for bit. With opts.Runner it also re-executes every run,
+// from command lines rebuilt from the study, and compares each with the
+// packed one. The report's OK is true only when the capsule verifies,
+// every number lm-eval reported is what its samples give, nothing differs
+// from the packed tables and every rerun agrees. A capsule packed without
+// tables is an error (ErrFormat).
 func Replay(ctx context.Context, c *Capsule, opts ReplayOptions) (*ReplayReport, error) {
 	if c.Config.Attribution == nil || c.Config.Rescore == nil {
 		return nil, fmt.Errorf("%w: %s was packed without tables (an incomplete study): verify it with capsule verify; there are no numbers to replay", ErrFormat, c.Ref)
@@ -107,6 +125,15 @@ func Replay(ctx context.Context, c *Capsule, opts ReplayOptions) (*ReplayReport,
 	} else if err := os.MkdirAll(work, 0o755); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
+	problems, err := ValidateConfig(c.RawConfig)
+	if err != nil {
+		return nil, err
+	}
+	problems = append(problems, c.completeness(ctx)...)
+	problems = append(problems, c.consistency(ctx)...)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	s, err := c.UnpackStudy(ctx, filepath.Join(work, "study"))
 	if err != nil {
 		return nil, err
@@ -116,14 +143,24 @@ func Replay(ctx context.Context, c *Capsule, opts ReplayOptions) (*ReplayReport,
 	if err != nil {
 		return nil, err
 	}
+	rep.Problems = problems
+	rep.Differs = differing(rep.Tables.Rescore)
+	simulated, _ := c.outputsSimulated(ctx)
+	rep.Simulated = rep.Simulated || len(simulated) > 0
+	rep.OK = rep.OK && len(rep.Problems) == 0 && len(rep.Differs) == 0
 	rep.Capsule = c.Descriptor.Digest.String()
 	rep.Ref = c.Ref
 	rep.Replayer = Packer{Name: "capsule", Version: cmp.Or(opts.ReplayerVersion, buildinfo.Version())}
 	if opts.Runner == nil {
 		return rep, nil
 	}
+	if len(rep.Problems) > 0 {
+		// The records are not what the study plans: nothing of them runs.
+		return rep, nil
+	}
 	cmps, err := study.Rerun(ctx, s, filepath.Join(work, "rerun"), study.RerunOptions{
-		Runner: opts.Runner, RunnerKind: opts.RunnerKind, Tolerance: opts.Tolerance, Seed: topts.Seed, Events: opts.Events,
+		Runner: opts.Runner, RunnerKind: opts.RunnerKind, Command: opts.Command, Confirm: opts.Confirm,
+		Tolerance: opts.Tolerance, Seed: topts.Seed, Events: opts.Events,
 	})
 	if err != nil {
 		return nil, err
@@ -329,6 +366,18 @@ func (r *ReplayReport) String() string {
 	fmt.Fprintf(&b, "replay of %s (%s), study %s\n", r.Ref, r.Capsule, r.Study)
 	if r.Simulated {
 		fmt.Fprintln(&b, "  SIMULATED: the capsule's runs come from the simulated backend")
+	}
+	if len(r.Problems) > 0 {
+		fmt.Fprintf(&b, "  verify: %d problem(s); the capsule is not what it says:\n", len(r.Problems))
+		for _, p := range r.Problems {
+			b.WriteString("    " + strings.TrimPrefix(p.Error(), ErrFormat.Error()+": ") + "\n")
+		}
+	}
+	if len(r.Differs) > 0 {
+		fmt.Fprintf(&b, "  UNSUPPORTED: %d number(s) lm-eval reported are not what their samples give:\n", len(r.Differs))
+		for _, d := range r.Differs {
+			b.WriteString("    " + d + "\n")
+		}
 	}
 	if len(r.Diffs) == 0 {
 		fmt.Fprintf(&b, "  rescore: %d numbers re-derived from the samples, all identical to the packed tables\n", r.Compared)

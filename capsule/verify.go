@@ -212,6 +212,7 @@ func Verify(ctx context.Context, c *Capsule) (*Verification, error) {
 		v.Problems = append(v.Problems, ps...)
 	}
 	v.Problems = append(v.Problems, c.completeness(ctx)...)
+	v.Problems = append(v.Problems, c.consistency(ctx)...)
 	v.OK = len(v.Problems) == 0
 	return v, nil
 }
@@ -325,6 +326,17 @@ func (c *Capsule) completeness(ctx context.Context) []Problem {
 		out = append(out, Problem{Blob: blob, Path: "config", What: "simulated", Expected: "true (a run record says simulated)", Found: "false"})
 	}
 	return out
+}
+
+// consistency lists where what the capsule says disagrees with what it
+// holds: its runs against its study's plan, its simulated mark against its
+// lm-eval outputs, its packed numbers against its samples.
+func (c *Capsule) consistency(ctx context.Context) []Problem {
+	out := c.planProblems()
+	runs, probs := c.outputsSimulated(ctx)
+	out = append(out, probs...)
+	out = append(out, c.simulatedProblems(runs)...)
+	return append(out, c.differsProblem()...)
 }
 
 // sameJSON compares two JSON texts as values, so that formatting and key

@@ -81,6 +81,48 @@ func TestVerifyFindsProblems(t *testing.T) {
 				cfg["runs"].([]any)[0].(map[string]any)["record"].(map[string]any)["status"] = "finished"
 			})
 		}, "config", "/runs/0/record/status"},
+		{"duplicate records", func(t *testing.T, layout string) {
+			editConfig(t, layout, func(cfg map[string]any) {
+				runs := cfg["runs"].([]any)
+				cfg["runs"] = append(runs, runs[0])
+			})
+		}, "config", `2 records of run "baseline"`},
+		{"planned run missing", func(t *testing.T, layout string) {
+			editConfig(t, layout, func(cfg map[string]any) { cfg["runs"] = []any{} })
+		}, "runs/baseline/run.json", "a record of run baseline (baseline), which study.yaml plans"},
+		{"a shell for a command line", func(t *testing.T, layout string) {
+			editConfig(t, layout, func(cfg map[string]any) {
+				cfg["runs"].([]any)[0].(map[string]any)["record"].(map[string]any)["argv"] = []any{"/bin/sh", "-c", "id"}
+			})
+		}, "runs/baseline/run.json", `/bin/sh -c id has no --output_path`},
+		{"other settings", func(t *testing.T, layout string) {
+			editConfig(t, layout, func(cfg map[string]any) {
+				cfg["runs"].([]any)[0].(map[string]any)["record"].(map[string]any)["spec"].(map[string]any)["num_fewshot"] = 3
+			})
+		}, "runs/baseline/run.json", "settings differ from what study.yaml plans: num_fewshot 3"},
+		{"a run the study does not plan", func(t *testing.T, layout string) {
+			editConfig(t, layout, func(cfg map[string]any) {
+				runs := cfg["runs"].([]any)
+				extra := map[string]any{}
+				for k, v := range runs[0].(map[string]any) {
+					extra[k] = v
+				}
+				extra["name"] = "extra"
+				cfg["runs"] = append(runs, extra)
+			})
+		}, "config", `run "extra", which it does not`},
+		{"simulated hidden everywhere", func(t *testing.T, layout string) {
+			editConfig(t, layout, func(cfg map[string]any) {
+				cfg["simulated"] = false
+				cfg["runs"].([]any)[0].(map[string]any)["record"].(map[string]any)["simulated"] = false
+			})
+		}, "config", "the lm-eval output of baseline was written by the simulated backend"},
+		{"numbers that differ", func(t *testing.T, layout string) {
+			editConfig(t, layout, func(cfg map[string]any) {
+				ch := cfg["rescore"].(map[string]any)["runs"].([]any)[0].(map[string]any)["checks"].([]any)[0].(map[string]any)
+				ch["status"] = "differs"
+			})
+		}, "config", "packed with --allow-differs"},
 		{"corrupt blob", func(t *testing.T, layout string) {
 			editManifest(t, layout, func(m *ocispec.Manifest) {
 				l := m.Layers[layerIndex(t, m, "report.html")]

@@ -31,7 +31,7 @@ func FuzzResults(f *testing.F) {
 	seedFiles(f, func(n string) bool { return strings.HasSuffix(n, ".json") && !strings.HasPrefix(n, "samples_") }, 1<<20)
 	f.Add([]byte(`{"results": {"g": {" ": " ", "alias": "g"}}, "group_subtasks": {"g": []}, "configs": {}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := parseResults("fuzz.json", b)
+		r, err := ParseResults("fuzz.json", b)
 		if err != nil {
 			var fe *FileError
 			if !errors.As(err, &fe) {

@@ -142,7 +142,7 @@ func TestResultsNA(t *testing.T) {
 }
 
 func TestModelArgsDict(t *testing.T) {
-	r, err := parseResults("x.json", []byte(`{"results": {}, "configs": {}, "config": {"model_args": {"pretrained": "m", "dtype": "bfloat16", "trust_remote_code": true}}}`))
+	r, err := ParseResults("x.json", []byte(`{"results": {}, "configs": {}, "config": {"model_args": {"pretrained": "m", "dtype": "bfloat16", "trust_remote_code": true}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestModelArgsDict(t *testing.T) {
 }
 
 func TestPlaceholderGroup(t *testing.T) {
-	r, err := parseResults("x.json", []byte(`{"results": {"g": {"alias": "g", " ": " "}, "t": {"alias": " - t", "acc,none": 0.5, "acc_stderr,none": "N/A"}},
+	r, err := ParseResults("x.json", []byte(`{"results": {"g": {"alias": "g", " ": " "}, "t": {"alias": " - t", "acc,none": 0.5, "acc_stderr,none": "N/A"}},
 		"group_subtasks": {"g": ["t"], "t": []}, "configs": {}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +169,7 @@ func TestPlaceholderGroup(t *testing.T) {
 
 func TestDerivedSubtasks(t *testing.T) {
 	// v0.4.0/v0.4.1 files have no group_subtasks: the aliases carry depth.
-	r, err := parseResults("results.json", []byte(`{"results": {
+	r, err := ParseResults("results.json", []byte(`{"results": {
 		"mmlu": {"acc,none": 0.5, "alias": "mmlu"},
 		"mmlu_stem": {"acc,none": 0.5, "alias": " - stem"},
 		"mmlu_a": {"acc,none": 0.5, "alias": "  - a"},
@@ -285,7 +285,7 @@ func TestNotLMEval(t *testing.T) {
 }
 
 func TestSyntaxErrorPosition(t *testing.T) {
-	_, err := parseResults("r.json", []byte("{\"results\": {\n  \"t\": {\"acc,none\": 0.5,}\n}}"))
+	_, err := ParseResults("r.json", []byte("{\"results\": {\n  \"t\": {\"acc,none\": 0.5,}\n}}"))
 	var fe *FileError
 	if !errors.As(err, &fe) || fe.Line != 2 || !errors.Is(err, ErrSyntax) {
 		t.Fatalf("got %v", err)

@@ -81,10 +81,12 @@ func ReadResults(path string) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseResults(path, b)
+	return ParseResults(path, b)
 }
 
-func parseResults(path string, b []byte) (*Results, error) {
+// ParseResults reads and validates a results file's bytes; path names it
+// in errors.
+func ParseResults(path string, b []byte) (*Results, error) {
 	p := newParser(b)
 	doc, err := p.document()
 	if err != nil {
@@ -297,6 +299,13 @@ func (r *Results) PythonVersion() (major, minor int, text string, ok bool) {
 func (r *Results) RunConfig() Value {
 	v, _ := r.Doc.Get("config")
 	return v
+}
+
+// Simulated reports whether the simulated backend wrote the file: its
+// config names the model "simulated", as no lm-eval model is called.
+func (r *Results) Simulated() bool {
+	v, _ := r.RunConfig().Get("model")
+	return v.Kind == String && v.Str == "simulated"
 }
 
 // ModelArgs returns config.model_args as lm-eval's string form

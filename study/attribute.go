@@ -48,7 +48,7 @@ func AttributeRuns(s *Study, runs map[string]*analysis.Scores, opts analysis.Att
 	plan := s.Plan()
 	att := &analysis.Attribution{Study: s.Name}
 	for _, sc := range runs {
-		if r := sc.Run.Output.Results; r != nil && isSimulated(r) {
+		if r := sc.Run.Output.Results; r != nil && r.Simulated() {
 			att.Simulated = true
 		}
 	}
@@ -195,8 +195,3 @@ func (s *Study) factorial(plan []PlannedRun, series func(PlannedRun) *analysis.S
 	return out
 }
 
-// isSimulated reports whether the simulated backend wrote a results file.
-func isSimulated(r *harness.Results) bool {
-	v, _ := r.RunConfig().Get("model")
-	return v.Kind == harness.String && v.Str == "simulated"
-}

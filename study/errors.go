@@ -14,4 +14,8 @@ var (
 	// ErrRunExists means a run directory holds a finished run made with other
 	// settings than the study now plans: it is never overwritten.
 	ErrRunExists = errors.New("run exists with other settings")
+	// ErrMismatch means a run's record is not what the study plans for it:
+	// other settings, or a command line that is not the one those settings
+	// give the pinned lm-eval.
+	ErrMismatch = errors.New("run record does not match the study")
 )

@@ -105,7 +105,7 @@ func BuildReport(ctx context.Context, s *Study, opts ReportOptions) (*Report, er
 			rp.GitHash = r.String("git_hash")
 			rp.ModelArgs = r.ModelArgs()
 			rp.Date = r.Timestamp
-			rp.Simulated = isSimulated(r)
+			rp.Simulated = r.Simulated()
 		}
 		for _, c := range sc.Report.Checks {
 			rp.Checks++

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/harness"
@@ -51,6 +52,14 @@ type RerunTask struct {
 type RerunOptions struct {
 	Runner     harness.Runner
 	RunnerKind string
+	// Command is how the runner starts lm-eval (default DefaultCommand,
+	// lm_eval on the PATH of the machine or image that runs it). The
+	// command a packed record holds is never run: each run's command line
+	// is rebuilt from the study.
+	Command []string
+	// Confirm, when set, is shown every command line before anything runs;
+	// an error from it stops the rerun before it starts and is returned.
+	Confirm func([]RerunCommand) error
 	// Tolerance for log-likelihoods (default 1e-4: GPU kernels and batch
 	// sizes move them in the last digits).
 	Tolerance float64
@@ -59,9 +68,19 @@ type RerunOptions struct {
 	Events func(RunEvent)
 }
 
+// RerunCommand is one run a rerun executes: the run, and the lm-eval
+// command line rebuilt from the study's settings for the pinned version.
+type RerunCommand struct {
+	Run  string
+	Argv []string
+}
+
 // Rerun re-executes every run of an unpacked capsule into workspace (a new
-// directory: workspace/runs/<name>), with the packed settings, argv and
-// image, and compares each with the packed run.
+// directory: workspace/runs/<name>) and compares each with the packed run.
+// Each run's command line is rebuilt from study.yaml's settings for the
+// pinned lm-eval, never taken from the packed record: a record that does
+// not match what the study plans (CheckRecord) stops the rerun before
+// anything runs, with an error wrapping ErrMismatch.
 func Rerun(ctx context.Context, s *Study, workspace string, opts RerunOptions) ([]RerunComparison, error) {
 	if opts.Runner == nil {
 		return nil, fmt.Errorf("no runner")
@@ -70,22 +89,47 @@ func Rerun(ctx context.Context, s *Study, workspace string, opts RerunOptions) (
 	if tol == 0 {
 		tol = 1e-4
 	}
-	var out []RerunComparison
+	type rerun struct {
+		pr   PlannedRun
+		orig *harness.RunRecord
+		dir  string
+		argv []string
+	}
+	var plan []rerun
+	var cmds []RerunCommand
 	for _, pr := range s.Plan() {
+		orig, err := harness.ReadRecord(s.RunDir(pr))
+		if err != nil {
+			return nil, fmt.Errorf("run %s: %w", pr.Name, err)
+		}
+		if diffs := s.CheckRecord(pr, orig); len(diffs) > 0 {
+			return nil, fmt.Errorf("%w: run %s: %s", ErrMismatch, pr.Name, strings.Join(diffs, "; "))
+		}
+		dir := filepath.Join(workspace, "runs", pr.Name)
+		argv, err := s.Argv(pr, opts.Command, dir+"/"+harness.OutputDir)
+		if err != nil {
+			return nil, err
+		}
+		plan = append(plan, rerun{pr, orig, dir, argv})
+		cmds = append(cmds, RerunCommand{Run: pr.Name, Argv: argv})
+	}
+	if opts.Confirm != nil {
+		if err := opts.Confirm(cmds); err != nil {
+			return nil, err
+		}
+	}
+	var out []RerunComparison
+	for _, r := range plan {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
+		pr, orig, dir := r.pr, r.orig, r.dir
 		packedDir := s.RunDir(pr)
-		orig, err := harness.ReadRecord(packedDir)
-		if err != nil {
-			return out, fmt.Errorf("run %s: %w", pr.Name, err)
-		}
-		dir := filepath.Join(workspace, "runs", pr.Name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return out, err
 		}
-		rec := &harness.RunRecord{Name: orig.Name, Label: orig.Label, Status: harness.StatusPlanned, Spec: orig.Spec, Argv: orig.Argv,
-			Harness: harness.HarnessInfo{Version: orig.Harness.Version, Commit: orig.Harness.Commit}, Model: orig.Model, Seeds: orig.Seeds,
+		rec := &harness.RunRecord{Name: pr.Name, Label: pr.Label, Status: harness.StatusPlanned, Spec: pr.Spec, Argv: r.argv,
+			Harness: harness.HarnessInfo{Version: s.Harness.Version, Commit: s.Harness.Commit}, Model: orig.Model, Seeds: pr.Spec.Seed,
 			Runner: harness.RunnerInfo{Kind: opts.RunnerKind}, Simulated: orig.Simulated}
 		if err := harness.WriteRecord(dir, rec); err != nil {
 			return out, err

@@ -77,14 +77,6 @@ func Sweep(ctx context.Context, s *Study, opts SweepOptions) (*SweepResult, erro
 	if opts.Runner == nil {
 		return nil, errors.New("no runner")
 	}
-	version, err := harness.ParseVersion(s.Harness.Version)
-	if err != nil {
-		return nil, &Error{Path: s.Path, Field: "harness.version", Msg: err.Error()}
-	}
-	command := opts.Command
-	if len(command) == 0 {
-		command = []string{"lm_eval"}
-	}
 	plan := s.Plan()
 	if len(opts.Only) > 0 {
 		var sel []PlannedRun
@@ -111,13 +103,13 @@ func Sweep(ctx context.Context, s *Study, opts SweepOptions) (*SweepResult, erro
 	var jobs []job
 	for _, pr := range plan {
 		dir := s.RunDir(pr)
-		args, err := harness.Argv(pr.Spec, version, dir+"/"+harness.OutputDir)
+		argv, err := s.Argv(pr, opts.Command, dir+"/"+harness.OutputDir)
 		if err != nil {
-			return nil, fmt.Errorf("run %s (%s): %w", pr.Name, pr.Label, err)
+			return nil, err
 		}
 		rec := &harness.RunRecord{
 			Name: pr.Name, Label: pr.Label, Status: harness.StatusPlanned, Spec: pr.Spec,
-			Argv:      append(append([]string(nil), command...), args...),
+			Argv:      argv,
 			Harness:   harness.HarnessInfo{Version: s.Harness.Version, Commit: s.Harness.Commit},
 			Model:     harness.ModelInfo{ID: s.Model.ID, Revision: s.Model.Revision},
 			Seeds:     pr.Spec.Seed,

@@ -60,7 +60,7 @@ func classify(err error) failure {
 		return failure{exitUsage, "usage"}
 	case errors.Is(err, context.Canceled), errors.Is(err, harness.ErrInterrupted):
 		return failure{exitInterrupted, "interrupted"}
-	case errors.Is(err, errChecksFailed), errors.Is(err, capsule.ErrFormat), errors.As(err, &ce):
+	case errors.Is(err, errChecksFailed), errors.Is(err, capsule.ErrFormat), errors.Is(err, study.ErrMismatch), errors.Is(err, capsule.ErrDiffers), errors.As(err, &ce):
 		return failure{exitFailed, "failed"}
 	case errors.Is(err, errdef.ErrNotFound): // a tag or repository a registry answered it does not have
 		return failure{exitUsage, "input"}

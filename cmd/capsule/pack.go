@@ -19,6 +19,7 @@ type packOptions struct {
 	out             string
 	tag             string
 	allowIncomplete bool
+	allowDiffers    bool
 	force           bool
 	seed            uint64
 }
@@ -40,10 +41,15 @@ on any machine. Nothing appears at OUT unless everything succeeded.
 
 A study whose planned runs are missing or not done is refused: run it first
 (capsule run), or pack it anyway with --allow-incomplete (without tables).
+So is a study a run of which does not match study.yaml (other settings, or
+a command line that is not the one they give the pinned lm-eval), and one
+whose samples do not give every number lm-eval reported (see capsule
+rescore): --allow-differs packs that one marked UNSUPPORTED, and it says so
+wherever it is shown, never verifies and never replays.
 
 Then: capsule verify OUT; capsule push OUT REGISTRY/REPO:TAG.
 
-` + exitCodes(code{exitUsage, "usage or input error, a study whose runs are not done, or OUT exists"}, codeInterrupted),
+` + exitCodes(code{exitFailed, "a run does not match study.yaml, or a number differs from what its samples give"}, code{exitUsage, "usage or input error, a study whose runs are not done, or OUT exists"}, codeInterrupted),
 		Example: `  capsule pack studies/llama-3.2-1b-instruct -o llama.capsule
   capsule pack studies/llama-3.2-1b-instruct -o llama.tar --tag v1`,
 		Args: usageArgs(cobra.ExactArgs(1)),
@@ -59,6 +65,7 @@ Then: capsule verify OUT; capsule push OUT REGISTRY/REPO:TAG.
 	f.StringVarP(&opts.out, "output", "o", "", "the capsule to write: a directory, or a file ending in .tar (required)")
 	f.StringVar(&opts.tag, "tag", capsule.DefaultTag, "the capsule's tag inside the layout")
 	f.BoolVar(&opts.allowIncomplete, "allow-incomplete", false, "pack a study whose runs are missing or not done (no tables)")
+	f.BoolVar(&opts.allowDiffers, "allow-differs", false, "pack a study some of whose numbers its samples do not give, marked UNSUPPORTED (it will not verify or replay)")
 	f.BoolVar(&opts.force, "force", false, "replace OUT if it exists")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the attribution's bootstraps (recorded, so that a replay uses it)")
 	return cmd
@@ -71,7 +78,7 @@ func runPack(ctx context.Context, opts packOptions, dir string, io streams) erro
 	}
 	bar := newTransferBar(io, opts.json)
 	res, err := capsule.Pack(ctx, st, opts.out, capsule.PackOptions{Tag: opts.tag, AllowIncomplete: opts.allowIncomplete,
-		Replace: opts.force, Attribution: analysis.AttributionOptions{Seed: opts.seed}, Progress: bar.update})
+		AllowDiffers: opts.allowDiffers, Replace: opts.force, Attribution: analysis.AttributionOptions{Seed: opts.seed}, Progress: bar.update})
 	bar.stop()
 	if errors.Is(err, fs.ErrExist) {
 		return existsError(opts.out)

@@ -1,14 +1,20 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/internal/quote"
+	"github.com/evalcapsule/evalcapsule/study"
 )
 
 type replayOptions struct {
@@ -20,6 +26,8 @@ type replayOptions struct {
 	workdir   string
 	out       string
 	attach    bool
+	yes       bool
+	command   string
 }
 
 func newReplayCmd(io streams) *cobra.Command {
@@ -36,13 +44,22 @@ number of the packed tables (each check of each run, each step, CI, p-value
 and residual of each claim) is compared bit for bit. Each difference is
 named by its table, run or claim, step, task and metric. Takes seconds.
 
+Before anything is re-derived the capsule is checked as 'capsule verify'
+checks it; a capsule that does not verify, or whose samples do not give
+every number lm-eval reported, never replays OK.
+
 Rerun level (--rerun): each run is also executed again with the runner
-(--runner local, container, slurm or simulated, as for 'capsule run'),
-from its packed settings and exact lm-eval command line, in the pinned
+(--runner container, the default, or local, slurm, simulated as for
+'capsule run'; a simulated capsule defaults to simulated), in the pinned
 image (the container runner takes the packed image digest), into
-WORKDIR/rerun/runs/<name>. Each is compared with the packed run document
-by document: generations identical or not, log-likelihoods within
---tolerance, and every score's paired 95% CI of the difference must hold 0.
+WORKDIR/rerun/runs/<name>. The capsule's own command lines are never run:
+each run's lm-eval command line is rebuilt from the packed study.yaml for
+the pinned lm-eval, and a packed record whose command line differs from it
+fails the replay before anything runs. The commands are shown and must be
+confirmed (--yes in scripts): a local rerun runs them on this machine, as
+you. Each rerun is compared with the packed run document by document:
+generations identical or not, log-likelihoods within --tolerance, and every
+score's paired 95% CI of the difference must hold 0.
 
 The replay report (JSON, schema evalcapsule.replay/v1) is printed with
 --json, written to -o, and attached to the capsule as an artifact of its
@@ -56,8 +73,8 @@ number or rerun differs.
 ` + exitCodes(code{exitFailed, "a number or a rerun differs from the packed capsule, or the capsule is not valid"}, codeUsage, code{exitExternal, "a registry or the rerun's runner failed"}, codeInterrupted),
 		Example: `  capsule replay review/
   capsule replay registry.example.com/team/llama-study@sha256:3b1f… --attach=false
-  capsule replay review/ --rerun --runner container --gpus 1
-  capsule replay review/ --rerun --runner slurm --partition gpu`,
+  capsule replay review/ --rerun --gpus 1
+  capsule replay review/ --rerun --runner slurm --partition gpu --yes`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReplay(cmd.Context(), opts, args[0], io)
@@ -72,6 +89,8 @@ number or rerun differs.
 	f.StringVar(&opts.workdir, "workdir", "", "unpack into this new folder and keep it (default: a temporary folder, removed)")
 	f.StringVarP(&opts.out, "output", "o", "", "also write the replay report to this file")
 	f.BoolVar(&opts.attach, "attach", true, "attach the replay report to the capsule (its layout or registry)")
+	f.BoolVarP(&opts.yes, "yes", "y", false, "run the rerun's commands without asking (they are still shown)")
+	f.StringVar(&opts.command, "lm-eval", "lm_eval", "how a rerun starts lm-eval where it runs (e.g. \"python3 -m lm_eval\")")
 	return cmd
 }
 
@@ -83,16 +102,28 @@ func runReplay(ctx context.Context, opts replayOptions, ref string, io streams) 
 		return err
 	}
 	defer c.Close()
-	ro := capsule.ReplayOptions{Workdir: opts.workdir, Tolerance: opts.tolerance}
+	ro := capsule.ReplayOptions{Workdir: opts.workdir, Tolerance: opts.tolerance, Command: strings.Fields(opts.command)}
 	var reruns *bars
 	if opts.rerun {
 		packed, err := c.Config.ParseStudy()
 		if err != nil {
 			return err
 		}
-		ro.Runner, ro.RunnerKind, _, err = opts.runner.newRunner(packed, c.Config.Image())
+		rf := opts.runner
+		if rf.kind == "" {
+			rf.kind = "container"
+			if c.Config.Simulated {
+				rf.kind = "simulated"
+			}
+		}
+		ro.Runner, ro.RunnerKind, _, err = rf.newRunner(packed, c.Config.Image())
 		if err != nil {
 			return err
+		}
+		if ro.RunnerKind != "simulated" {
+			ro.Confirm = func(cmds []study.RerunCommand) error {
+				return confirmRerun(io, opts.yes, ro.Runner, ro.RunnerKind, cmds)
+			}
 		}
 		reruns = newBars(io, opts.json)
 		ro.Events = reruns.event
@@ -143,4 +174,36 @@ func attachReport(ctx context.Context, opts replayOptions, c *capsule.Capsule, r
 	}
 	_, err := c.AttachReport(ctx, report)
 	return err
+}
+
+// confirmRerun shows the commands a rerun runs, where, and asks before
+// they run: a capsule is a stranger's, and a local rerun runs them as the
+// reviewer, with the reviewer's files and network.
+func confirmRerun(io streams, yes bool, r harness.Runner, kind string, cmds []study.RerunCommand) error {
+	w := io.err
+	fmt.Fprintf(w, "The rerun runs %d lm-eval command(s), rebuilt from the capsule's study.yaml (its own command lines are never run):\n", len(cmds))
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %s: %s\n", c.Run, quote.Argv(c.Argv))
+	}
+	switch rr := r.(type) {
+	case harness.ContainerRunner:
+		fmt.Fprintf(w, "in the image %s, with %s.\n", quote.Arg(rr.Image), rr.Engine)
+	case harness.LocalRunner:
+		fmt.Fprintln(w, "on THIS machine, as you, with your files, credentials and network (the local runner; --runner container runs them in the pinned image).")
+	default:
+		fmt.Fprintf(w, "with the %s runner.\n", kind)
+	}
+	if yes {
+		return nil
+	}
+	f, ok := io.in.(*os.File)
+	if !ok || !isTerminal(f) {
+		return &usageError{errors.New("the rerun's commands need a confirmation: run it again with --yes to run them")}
+	}
+	fmt.Fprint(w, "Run them? [y/N] ")
+	line, _ := bufio.NewReader(io.in).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+		return &usageError{errors.New("the rerun was not confirmed; nothing ran")}
+	}
+	return nil
 }

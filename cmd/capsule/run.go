@@ -153,7 +153,7 @@ func runRun(ctx context.Context, opts runOptions, dir string, io streams) error 
 		ro.Parallel = len(st.Plan())
 	}
 	if opts.dryRun {
-		return dryRun(st, io)
+		return dryRun(st, strings.Fields(opts.command), io)
 	}
 	bars := newBars(io, opts.json)
 	ro.Events = bars.event
@@ -237,17 +237,13 @@ func firstNonEmpty(xs ...string) string {
 	return ""
 }
 
-func dryRun(st *study.Study, io streams) error {
-	version, err := harness.ParseVersion(st.Harness.Version)
-	if err != nil {
-		return &study.Error{Path: st.Path, Field: "harness.version", Msg: err.Error()}
-	}
+func dryRun(st *study.Study, command []string, io streams) error {
 	for _, pr := range st.Plan() {
-		args, err := harness.Argv(pr.Spec, version, st.RunDir(pr)+"/output")
+		argv, err := st.Argv(pr, command, st.RunDir(pr)+"/"+harness.OutputDir)
 		if err != nil {
-			return fmt.Errorf("run %s (%s): %w", pr.Name, pr.Label, err)
+			return err
 		}
-		fmt.Fprintf(io.out, "%s (%s)\n  lm_eval %s\n", pr.Name, pr.Label, strings.Join(args, " "))
+		fmt.Fprintf(io.out, "%s (%s)\n  %s\n", pr.Name, pr.Label, strings.Join(argv, " "))
 	}
 	return nil
 }

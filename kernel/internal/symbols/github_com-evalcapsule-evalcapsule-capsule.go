@@ -26,6 +26,7 @@ func init() {
 		"DefaultMaxTotalBytes":        reflect.ValueOf(constant.MakeFromLiteral("68719476736", token.INT, 0)),
 		"DefaultTag":                  reflect.ValueOf(constant.MakeFromLiteral("\"latest\"", token.STRING, 0)),
 		"Diff":                        reflect.ValueOf(capsule.Diff),
+		"ErrDiffers":                  reflect.ValueOf(&capsule.ErrDiffers).Elem(),
 		"ErrFormat":                   reflect.ValueOf(&capsule.ErrFormat).Elem(),
 		"ErrNotPackable":              reflect.ValueOf(&capsule.ErrNotPackable).Elem(),
 		"ErrReference":                reflect.ValueOf(&capsule.ErrReference).Elem(),

@@ -53,6 +53,7 @@ func init() {
 		"ParseNvidiaSmiXML":     reflect.ValueOf(harness.ParseNvidiaSmiXML),
 		"ParsePipFreeze":        reflect.ValueOf(harness.ParsePipFreeze),
 		"ParseProgressLine":     reflect.ValueOf(harness.ParseProgressLine),
+		"ParseResults":          reflect.ValueOf(harness.ParseResults),
 		"ParseVersion":          reflect.ValueOf(harness.ParseVersion),
 		"Partial":               reflect.ValueOf(constant.MakeFromLiteral("\"output.partial\"", token.STRING, 0)),
 		"PipFreezeFile":         reflect.ValueOf(constant.MakeFromLiteral("\"pip-freeze.txt\"", token.STRING, 0)),
