@@ -67,7 +67,9 @@ func TestCheckRecord(t *testing.T) {
 		edit func(r *harness.RunRecord)
 		want string // "" when the record is fine
 	}{
-		{"python -m lm_eval", func(r *harness.RunRecord) { r.Argv = append([]string{"/usr/bin/python3.11", "-m", "lm_eval"}, r.Argv[1:]...) }, ""},
+		{"python -m lm_eval", func(r *harness.RunRecord) {
+			r.Argv = append([]string{"/usr/bin/python3.11", "-m", "lm_eval"}, r.Argv[1:]...)
+		}, ""},
 		{"lm_eval by path", func(r *harness.RunRecord) { r.Argv[0] = "/opt/venv/bin/lm_eval" }, ""},
 		{"a shell", func(r *harness.RunRecord) { r.Argv = []string{"/bin/sh", "-c", "id > f"} }, "has no --output_path"},
 		{"a shell before lm-eval's arguments", func(r *harness.RunRecord) { r.Argv = append([]string{"/bin/sh", "-c", "id > f", "x"}, r.Argv[1:]...) }, "which is not lm_eval or python -m lm_eval"},

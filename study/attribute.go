@@ -194,4 +194,3 @@ func (s *Study) factorial(plan []PlannedRun, series func(PlannedRun) *analysis.S
 	}
 	return out
 }
-
