@@ -392,6 +392,10 @@ func studyConfig(st *study.Study, root string, files []studyFile, opts PackOptio
 	for _, pr := range st.Plan() {
 		rec := records[pr.Name]
 		if rec != nil {
+			if secrets := rec.Spec.Secrets(); len(secrets) > 0 {
+				return nil, time.Time{}, false, fmt.Errorf("pack %s: %w: run %s records %s: remove it from study.yaml and run it again, passing it in the environment",
+					root, ErrNotPackable, pr.Name, strings.Join(secrets, ", "))
+			}
 			for _, d := range st.CheckRecord(pr, rec) {
 				mismatched = append(mismatched, fmt.Sprintf("run %s: %s", pr.Name, d))
 			}

@@ -717,3 +717,27 @@ func fullSizeStudy(b *testing.B) string {
 	}
 	return studyDir
 }
+
+// A credential a run recorded is never packed, nor repeated in the error.
+func TestPackRefusesSecrets(t *testing.T) {
+	studyDir := t.TempDir()
+	writePackStudy(t, studyDir, 10)
+	dir := filepath.Join(studyDir, "runs", "baseline")
+	rec, err := harness.ReadRecord(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := "hf_" + strings.Repeat("s3cr", 9)
+	rec.Spec.ModelArgs = rec.Spec.ModelArgs.Set("token", token)
+	if err := harness.WriteRecord(dir, rec); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "c")
+	_, err = packDir(context.Background(), studyDir, out, capsule.PackOptions{})
+	if !errors.Is(err, capsule.ErrNotPackable) || !strings.Contains(err.Error(), "model_args.token: a Hugging Face token") || strings.Contains(err.Error(), token) {
+		t.Errorf("pack of a record holding a token: %v", err)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("something was written at %s", out)
+	}
+}

@@ -132,3 +132,14 @@ func TestRerunConfirm(t *testing.T) {
 		t.Errorf("confirmed rerun: %v %+v", err, cmps)
 	}
 }
+
+// A credential in the settings never reaches run.json: the study file is
+// refused at its line, the value not repeated.
+func TestStudyRefusesSecrets(t *testing.T) {
+	token := "hf_" + strings.Repeat("T0k", 12)
+	yaml := strings.Replace(smallStudy, "limit: 20,", "limit: 20, model_args: {token: "+token+"},", 1)
+	_, err := study.Parse("study.yaml", []byte(yaml))
+	if !errors.Is(err, study.ErrStudy) || !strings.Contains(err.Error(), "study.yaml:8: baseline.model_args.token: this is a Hugging Face token: pass it in the environment") || strings.Contains(err.Error(), token) {
+		t.Errorf("a token in model_args: %v", err)
+	}
+}

@@ -460,6 +460,9 @@ func (p *studyParser) apply(spec harness.RunSpec, s Settings, field string) (har
 				if vn.Kind == yaml.MappingNode || vn.Kind == yaml.AliasNode {
 					return out, p.fail(vn, f+"."+kn.Value, "expected a scalar or a list, found %s", nodeKind(vn))
 				}
+				if what, ok := harness.Secret(kn.Value, scalarText(vn)); ok {
+					return out, p.fail(vn, f+"."+kn.Value, "this is %s: pass it in the environment (HF_TOKEN reaches every runner), never in study.yaml, which is copied into every run.json and capsule", what)
+				}
 				if k == "model_args" {
 					out.ModelArgs = out.ModelArgs.Set(kn.Value, scalarText(vn))
 				} else {
