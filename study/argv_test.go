@@ -3,10 +3,12 @@ package study_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/harness/simulate"
@@ -141,5 +143,47 @@ func TestStudyRefusesSecrets(t *testing.T) {
 	_, err := study.Parse("study.yaml", []byte(yaml))
 	if !errors.Is(err, study.ErrStudy) || !strings.Contains(err.Error(), "study.yaml:8: baseline.model_args.token: this is a Hugging Face token: pass it in the environment") || strings.Contains(err.Error(), token) {
 		t.Errorf("a token in model_args: %v", err)
+	}
+}
+
+// Two sweeps of one study: the second is refused, saying who holds it, and
+// runs once the first has ended.
+func TestSweepLock(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, study.FileName), []byte(smallStudy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := study.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	var once bool
+	slow := study.SweepOptions{Runner: simulate.Runner{Effects: simulate.DefaultEffects(), Pace: 300 * time.Millisecond}, RunnerKind: "simulated", Simulated: true, Parallel: 1,
+		Events: func(ev study.RunEvent) {
+			if ev.Status == harness.StatusRunning && !once {
+				once = true
+				close(started)
+			}
+		}}
+	done := make(chan error)
+	go func() {
+		_, err := study.Sweep(context.Background(), s, slow)
+		done <- err
+	}()
+	<-started
+	_, err = study.Sweep(context.Background(), s, study.SweepOptions{Runner: simulate.Runner{Effects: simulate.DefaultEffects()}, RunnerKind: "simulated", Simulated: true})
+	if !errors.Is(err, study.ErrBusy) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Errorf("a second sweep: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	sw, err := study.Sweep(context.Background(), s, study.SweepOptions{Runner: simulate.Runner{Effects: simulate.DefaultEffects()}, RunnerKind: "simulated", Simulated: true})
+	if err != nil || sw.Counts()["skipped"] != len(s.Plan()) {
+		t.Errorf("a sweep after the first: %v %v", err, sw)
+	}
+	if entries, _ := filepath.Glob(filepath.Join(dir, ".*")); len(entries) != 0 {
+		t.Errorf("left in the study: %v", entries)
 	}
 }

@@ -18,4 +18,6 @@ var (
 	// other settings, or a command line that is not the one those settings
 	// give the pinned lm-eval.
 	ErrMismatch = errors.New("run record does not match the study")
+	// ErrBusy means another sweep holds the study: its runs are in flight.
+	ErrBusy = errors.New("study is being run")
 )

@@ -77,6 +77,11 @@ func Sweep(ctx context.Context, s *Study, opts SweepOptions) (*SweepResult, erro
 	if opts.Runner == nil {
 		return nil, errors.New("no runner")
 	}
+	l, err := lockStudy(s.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer l.unlock()
 	plan := s.Plan()
 	if len(opts.Only) > 0 {
 		var sel []PlannedRun

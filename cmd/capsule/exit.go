@@ -76,7 +76,7 @@ func classify(err error) failure {
 		errors.Is(err, harness.ErrInvalidSetting), errors.Is(err, harness.ErrInvalidRunner),
 		// studies and their runs
 		errors.Is(err, study.ErrStudy), errors.Is(err, study.ErrRunMissing), errors.Is(err, study.ErrRunExists),
-		errors.Is(err, study.ErrIncomplete),
+		errors.Is(err, study.ErrIncomplete), errors.Is(err, study.ErrBusy),
 		// analyses asked of runs that cannot give them
 		errors.Is(err, analysis.ErrNotPaired), errors.Is(err, analysis.ErrLabels), errors.Is(err, analysis.ErrNoSeries),
 		errors.Is(err, analysis.ErrGroupNotJoinable), errors.Is(err, analysis.ErrNotRecomputable),
