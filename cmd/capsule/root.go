@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/evalcapsule/evalcapsule/internal/buildinfo"
+	"github.com/evalcapsule/evalcapsule/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -17,12 +18,19 @@ type streams struct {
 }
 
 // Main runs the capsule command line and returns the exit code.
+//
+// What it prints comes in part from strangers (a capsule's names, a
+// results file's tasks, a model's outputs): standard output, and the error
+// messages on standard error, go through quote.Writer, so that a terminal
+// shows control characters instead of obeying them.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	io := streams{in: stdin, out: stdout, err: stderr}
+	out := quote.NewWriter(stdout)
+	defer out.Flush()
+	io := streams{in: stdin, out: out, err: stderr}
 	root := newRootCmd(io)
 	root.SetArgs(args)
 	root.SetIn(stdin)
-	root.SetOut(stdout)
+	root.SetOut(out)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -30,7 +38,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	f := classify(err)
 	if !errors.Is(err, errChecksFailed) { // its output says what failed
-		report(err, f, jsonRequested(args), stderr)
+		msg := quote.NewWriter(stderr)
+		report(err, f, jsonRequested(args), msg)
+		msg.Flush()
 	}
 	return f.code
 }

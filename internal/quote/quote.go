@@ -4,6 +4,8 @@
 package quote
 
 import (
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"unicode"
@@ -51,4 +53,59 @@ func Argv(argv []string) string {
 		out[i] = Arg(a)
 	}
 	return strings.Join(out, " ")
+}
+
+// Writer passes text on with every character that is unsafe on a terminal
+// escaped as Text does, except line breaks and tabs, which layout needs. A
+// character split across two writes is held until it is whole; Flush
+// writes what is held.
+type Writer struct {
+	w    io.Writer
+	held []byte
+}
+
+// NewWriter returns a Writer over w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+func (q *Writer) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(q.held) > 0 {
+		p = append(q.held, p...)
+		q.held = nil
+	}
+	var out []byte
+	for len(p) > 0 {
+		r, size := utf8.DecodeRune(p)
+		if r == utf8.RuneError && size <= 1 && !utf8.FullRune(p) {
+			q.held = append([]byte(nil), p...)
+			break
+		}
+		switch {
+		case r == '\n' || r == '\t':
+			out = append(out, byte(r))
+		case r == utf8.RuneError && size <= 1:
+			out = fmt.Appendf(out, `\x%02x`, p[0])
+		case unsafe(r):
+			q := strconv.QuoteRune(r)
+			out = append(out, q[1:len(q)-1]...)
+		default:
+			out = append(out, p[:size]...)
+		}
+		p = p[size:]
+	}
+	if _, err := q.w.Write(out); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// Flush writes a character held incomplete, escaped byte by byte.
+func (q *Writer) Flush() error {
+	var out []byte
+	for _, b := range q.held {
+		out = fmt.Appendf(out, `\x%02x`, b)
+	}
+	q.held = nil
+	_, err := q.w.Write(out)
+	return err
 }

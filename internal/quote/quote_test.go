@@ -1,6 +1,9 @@
 package quote
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestText(t *testing.T) {
 	for in, want := range map[string]string{
@@ -24,5 +27,21 @@ func TestArgv(t *testing.T) {
 	want := `lm_eval --model_args pretrained=m,dtype=bfloat16 --gen_kwargs "until=[\"Q:\"]" "" "a b" "\x1b[31m"`
 	if got != want {
 		t.Errorf("Argv:\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestWriter(t *testing.T) {
+	var b strings.Builder
+	w := NewWriter(&b)
+	in := "study \x1b]0;pwned\x07 ok\n\ttab é"
+	// Byte by byte: characters split across writes stay whole.
+	for i := 0; i < len(in); i++ {
+		w.Write([]byte{in[i]})
+	}
+	w.Write([]byte("\xe2\x80")) // an incomplete character at the end
+	w.Flush()
+	want := "study \\x1b]0;pwned\\a ok\n\ttab é\\xe2\\x80"
+	if b.String() != want {
+		t.Errorf("wrote %q, want %q", b.String(), want)
 	}
 }
