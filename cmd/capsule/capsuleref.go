@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/evalcapsule/evalcapsule/capsule"
+	"github.com/evalcapsule/evalcapsule/internal/quote"
 )
 
 // refHelp explains, in every command that takes one, what REF may be.
@@ -81,7 +82,7 @@ func (b *transferBar) draw() {
 	const w = 24
 	fill := min(w, int(p.Fraction()*w))
 	bar := strings.Repeat("█", fill) + strings.Repeat("░", w-fill)
-	fmt.Fprintf(b.io.err, "\r\033[K%-9s %s %3.0f%%  %s  %s", verbs[p.Op], bar, 100*p.Fraction(), p, truncateName(p.Path, 40))
+	fmt.Fprintf(b.io.err, "\r\033[K%-9s %s %3.0f%%  %s  %s", verbs[p.Op], bar, 100*p.Fraction(), p, truncateName(quote.Text(p.Path), 40))
 	b.shown = true
 }
 
