@@ -264,6 +264,9 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 	// count, or the line count divided by the number of filters.
 	blockSize := 0
 	inferFilters := false
+	filterKnown := true  // lines name their filter (v0.4.7+), or the task has one
+	configKnown := false // the results hold the task's config (and so its filters)
+	var dupErr error     // the first doc_id logged twice under one filter
 	r, err := file.Open()
 	if err != nil {
 		return nil, err
@@ -280,6 +283,13 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 		if acc.lines == 0 && s.Filter == "" {
 			inferFilters = true
 			blockSize = st.blockSize(file, ts)
+			// Lines that do not name their filter are assigned one by
+			// their block, known from the task's config; without one the
+			// blocks of several filters may all be taken for "none".
+			if st.res != nil {
+				_, configKnown = st.res.Configs[file.Task]
+			}
+			filterKnown = configKnown && len(ts.filterOrder) == 1
 		}
 		filter := s.Filter
 		if inferFilters {
@@ -296,6 +306,13 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 		fa := acc.filter(filter)
 		fa.lines++
 		fa.docs = append(fa.docs, DocRef{DocID: s.DocID, DocHash: s.DocHash, PromptHash: s.PromptHash, Line: s.Line})
+		if first, dup := fa.docIDs[s.DocID]; dup && dupErr == nil {
+			// lm-eval logs each document once per filter.
+			dupErr = &harness.FileError{Path: acc.path, Line: s.Line, Err: fmt.Errorf("%w: doc_id %d under filter %q is logged on lines %d and %d; lm-eval writes each document once per filter", harness.ErrNotLMEval, s.DocID, filter, first, s.Line)}
+			if filterKnown {
+				return nil, dupErr
+			}
+		}
 		if first, dup := fa.docIDs[s.DocID]; dup && fa.dupDoc == "" {
 			fa.dupDoc = fmt.Sprintf("doc_id %d appears on lines %d and %d", s.DocID, first, s.Line)
 		} else if !dup {
@@ -377,6 +394,13 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 				}
 			}
 		}
+	}
+	// Filters assigned by block: a doc_id twice in a block is an error
+	// when the blocks are sure, those of the config's filters each holding
+	// the n-samples count. Otherwise (no config, trimmed samples) the
+	// check says so and goes no further.
+	if dupErr != nil && configKnown && acc.lines == blockSize*len(ts.filterOrder) {
+		return nil, dupErr
 	}
 	return acc, nil
 }

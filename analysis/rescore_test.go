@@ -2,6 +2,8 @@ package analysis_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -213,14 +215,101 @@ func TestIncompleteSamples(t *testing.T) {
 	if c.Status != analysis.StatusNotRecomputable || !strings.Contains(c.Reason, path) || !strings.Contains(c.Reason, "has 10 lines") || !strings.Contains(c.Reason, "says 40") {
 		t.Errorf("%+v", c)
 	}
-	// A duplicated document is not something lm-eval writes.
+}
+
+// TestDuplicateDocRefused: lm-eval logs each document once per filter, so
+// a doc_id twice under one filter is an input error for every reader of
+// the samples (rescore, and Load under scores, failures and compare),
+// naming the file and both lines.
+func TestDuplicateDocRefused(t *testing.T) {
+	out := small(t, simulate.Options{Seed: 9, Tasks: []string{"gsm8k"}})
+	path := gsm8kSamples(t, out)
 	rewrite(t, path, func(s string) string {
 		lines := strings.SplitAfter(s, "\n")
 		return lines[0] + s
 	})
-	rep = rescore(t, out.Dir)
-	c = find(t, rep, "gsm8k", "exact_match", "strict-match")
-	if c.Status == analysis.StatusExact || !strings.Contains(c.Reason, "doc_id 0 appears on lines 1 and 2") {
+	check := func(what string, err error) {
+		t.Helper()
+		var fe *harness.FileError
+		if !errors.As(err, &fe) || fe.Path != path || fe.Line != 2 || !errors.Is(err, harness.ErrNotLMEval) ||
+			!strings.Contains(err.Error(), "doc_id 0 under filter \"strict-match\" is logged on lines 1 and 2") {
+			t.Errorf("%s: got %v, want an error naming %s and lines 1 and 2", what, err, path)
+		}
+	}
+	outs, err := harness.Find(out.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = analysis.Rescore(context.Background(), outs, analysis.RescoreOptions{})
+	check("Rescore", err)
+	run, err := harness.Read(out.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = analysis.Load(context.Background(), run, analysis.RescoreOptions{})
+	check("Load", err)
+}
+
+// TestRepeatedDocUnknownFilters: samples of lm-eval before v0.4.7 do not
+// name their filter, and without a results file to give the task's filters
+// the blocks of two filters repeat each doc_id legitimately: they are read,
+// and the check only says so.
+func TestRepeatedDocUnknownFilters(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for block := 0; block < 2; block++ {
+		for id := 0; id < 3; id++ {
+			fmt.Fprintf(&b, `{"doc_id": %d, "doc": {}, "target": "1", "arguments": [["q", {}]], "resps": [["1"]], "filtered_resps": ["1"], "exact_match": 1.0}`+"\n", id)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "samples_t_2024-06-01T00-00-00.000000.jsonl"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := rescore(t, dir)
+	c := find(t, rep, "t", "exact_match", "none")
+	if c.Status == analysis.StatusExact || !strings.Contains(c.Reason, "doc_id 0 appears on lines 1 and 4") {
 		t.Errorf("%+v", c)
+	}
+}
+
+// TestRepeatedDocBlocks: lines before v0.4.7 take their filter from their
+// block (n-samples' count per filter of the config). When the blocks fill
+// the file exactly, a doc_id twice in one block is refused; when they do not
+// (samples trimmed by hand), the check only notes it.
+func TestRepeatedDocBlocks(t *testing.T) {
+	write := func(effective int, ids []int) string {
+		dir := t.TempDir()
+		results := fmt.Sprintf(`{"results": {"t": {"exact_match,a": 1.0, "exact_match_stderr,a": 0.0, "exact_match,b": 1.0, "exact_match_stderr,b": 0.0, "alias": "t"}},
+			"configs": {"t": {"output_type": "generate_until", "metric_list": [{"metric": "exact_match"}],
+				"filter_list": [{"name": "a", "filter": [{"function": "take_first"}]}, {"name": "b", "filter": [{"function": "take_first"}]}]}},
+			"n-samples": {"t": {"original": 10, "effective": %d}}}`, effective)
+		var b strings.Builder
+		for _, id := range ids {
+			fmt.Fprintf(&b, `{"doc_id": %d, "doc": {}, "target": "1", "arguments": [["q", {}]], "resps": [["1"]], "filtered_resps": ["1"], "exact_match": 1.0}`+"\n", id)
+		}
+		os.WriteFile(filepath.Join(dir, "results_2024-06-01T00-00-00.000000.json"), []byte(results), 0o644)
+		os.WriteFile(filepath.Join(dir, "samples_t_2024-06-01T00-00-00.000000.jsonl"), []byte(b.String()), 0o644)
+		return dir
+	}
+	rescoreErr := func(dir string) error {
+		outs, err := harness.Find(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = analysis.Rescore(context.Background(), outs, analysis.RescoreOptions{})
+		return err
+	}
+	// Blocks of 3 docs for filters a and b: doc 1 twice in block b.
+	err := rescoreErr(write(3, []int{0, 1, 2, 1, 1, 2}))
+	if !errors.Is(err, harness.ErrNotLMEval) || !strings.Contains(err.Error(), `doc_id 1 under filter "b" is logged on lines 4 and 5`) {
+		t.Errorf("got %v", err)
+	}
+	// Each doc once per block: fine.
+	if err := rescoreErr(write(3, []int{0, 1, 2, 0, 1, 2})); err != nil {
+		t.Errorf("got %v", err)
+	}
+	// n-samples says 10 per filter, 6 lines: the blocks are not sure.
+	if err := rescoreErr(write(10, []int{0, 1, 2, 0, 1, 2})); err != nil {
+		t.Errorf("got %v", err)
 	}
 }

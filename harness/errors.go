@@ -16,6 +16,19 @@ var (
 	ErrNoOutput = errors.New("no lm-eval output found")
 	// ErrAmbiguous means a path holds several runs where one was expected.
 	ErrAmbiguous = errors.New("several lm-eval runs found")
+	// ErrTooLarge means a results file is larger than MaxResultsSize, or a
+	// samples line (or JSON-array element) longer than MaxSampleLine.
+	ErrTooLarge = errors.New("over the size limit")
+	// ErrNotRegular means a path that should be an lm-eval output file is a
+	// FIFO, a device, a socket or another non-regular file, which the
+	// readers refuse before opening rather than block on or read forever.
+	ErrNotRegular = errors.New("not a regular file")
+	// ErrOutsideRoot means a symbolic link under a searched folder leads out
+	// of that folder (or nowhere).
+	ErrOutsideRoot = errors.New("symbolic link leads outside the folder searched")
+	// ErrMismatch means samples and the results they were paired with do not
+	// belong together: samples of a task the results have no entry for.
+	ErrMismatch = errors.New("samples do not match the results")
 )
 
 // FileError locates a problem in an input file: the file, the line (and

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -72,7 +72,8 @@ func (o *Output) SamplesOf(task string) (SampleFile, bool) {
 var samplesNameRE = regexp.MustCompile(`^samples_(.+)_(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.jsonl?$`)
 
 // Find locates lm-eval outputs under the given paths. A path may be a
-// directory (searched recursively), a results file, or a samples file.
+// directory (searched recursively, except the output.partial directories
+// of jobs not finished), a results file, or a samples file.
 // Results and samples are paired by the timestamp in their names, not by
 // their prefix (lm-eval names results files after the --output_path when it
 // ends in .json). Results files of v0.4.0-v0.4.2 (results.json) are paired
@@ -91,6 +92,116 @@ func Find(paths ...string) ([]*Output, error) {
 
 type candidate struct {
 	path, dir, name, ts, task string
+	// real is the file's path with every symbolic link resolved: a file
+	// reached through several links is read once.
+	real string
+}
+
+// finder collects the candidate files of one path given to Find.
+type finder struct {
+	results, samples, others []candidate
+}
+
+func (f *finder) classify(path, real string) {
+	dir, name := filepath.Split(path)
+	dir = filepath.Clean(dir)
+	if m := samplesNameRE.FindStringSubmatch(name); m != nil {
+		f.samples = append(f.samples, candidate{path: path, real: real, dir: dir, name: name, ts: m[2], task: m[1]})
+		return
+	}
+	c := candidate{path: path, real: real, dir: dir, name: name, ts: fileTimestamp(name)}
+	if strings.HasSuffix(name, ".json") {
+		f.results = append(f.results, c)
+	} else if strings.HasSuffix(name, ".jsonl") {
+		f.others = append(f.others, c)
+	}
+}
+
+// candidateName reports whether a file of this name may be lm-eval output,
+// which Find reads or refuses but never skips.
+func candidateName(name string) bool {
+	return strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".jsonl")
+}
+
+// resultsName reports whether lm-eval names results files so: results.json
+// (v0.4.0-v0.4.2), results_<timestamp>.json, or <prefix>_<timestamp>.json
+// for an --output_path ending in .json. Such a file is an error unless it
+// is a results file; other JSON files met in a folder are read to decide.
+func resultsName(name string) bool {
+	if !strings.HasSuffix(name, ".json") {
+		return false
+	}
+	return name == "results.json" || strings.HasPrefix(name, "results_") || fileTimestamp(name) != ""
+}
+
+// entry takes one directory entry under root (a real path, without
+// symbolic links): path names it for people, real is where it lies. A
+// symbolic link is followed when its target stays inside root; one that
+// leads out is an error, as is a FIFO, device or socket with an lm-eval
+// file's name. walk is set when folders are searched (a link to a folder
+// outside root then hides outputs, and is an error too).
+func (f *finder) entry(root, path, real string, typ fs.FileMode, walk bool) error {
+	name := filepath.Base(path)
+	switch {
+	case typ.IsDir():
+		return nil
+	case typ.IsRegular():
+		f.classify(path, real)
+		return nil
+	case typ&fs.ModeSymlink == 0:
+		if candidateName(name) {
+			return notRegular(path, typ)
+		}
+		return nil
+	}
+	target, err := filepath.EvalSymlinks(real)
+	if err == nil {
+		target, err = filepath.Abs(target)
+	}
+	if err != nil {
+		if candidateName(name) {
+			return &FileError{Path: path, Err: fmt.Errorf("%w: it cannot be followed: %v", ErrOutsideRoot, err)}
+		}
+		return nil
+	}
+	st, err := os.Stat(target)
+	if err != nil {
+		if candidateName(name) {
+			return err
+		}
+		return nil
+	}
+	if !within(root, target) {
+		if candidateName(name) || (walk && st.IsDir()) {
+			return &FileError{Path: path, Err: fmt.Errorf("%w (%s): its target is %s; give that path itself to read it", ErrOutsideRoot, root, target)}
+		}
+		return nil
+	}
+	switch {
+	case st.IsDir():
+		// Inside root: searched under its own name.
+	case st.Mode().IsRegular():
+		f.classify(path, target)
+	case candidateName(name):
+		return notRegular(path, st.Mode())
+	}
+	return nil
+}
+
+// within reports whether path (absolute, without links) is root or lies
+// under it.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// realPath resolves every symbolic link of path and makes it absolute.
+func realPath(path string) (string, error) {
+	p, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(p)
 }
 
 func findOne(root string) ([]*Output, error) {
@@ -98,53 +209,69 @@ func findOne(root string) ([]*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	var results, samples, others []candidate
-	classify := func(path string) {
-		dir, name := filepath.Split(path)
-		dir = filepath.Clean(dir)
-		if m := samplesNameRE.FindStringSubmatch(name); m != nil {
-			samples = append(samples, candidate{path: path, dir: dir, name: name, ts: m[2], task: m[1]})
-			return
-		}
-		c := candidate{path: path, dir: dir, name: name, ts: fileTimestamp(name)}
-		if strings.HasSuffix(name, ".json") {
-			results = append(results, c)
-		} else if strings.HasSuffix(name, ".jsonl") {
-			others = append(others, c)
-		}
+	if !st.IsDir() && !st.Mode().IsRegular() {
+		return nil, notRegular(root, st.Mode())
 	}
+	var f finder
 	explicit := !st.IsDir()
 	if explicit {
-		classify(root)
+		given := filepath.Clean(root)
+		real, err := realPath(given)
+		if err != nil {
+			return nil, err
+		}
+		f.classify(given, real)
+		if len(f.results) == 0 && len(f.samples) == 0 {
+			return nil, &FileError{Path: root, Err: fmt.Errorf("%w: expected a results JSON file (results_<timestamp>.json) or a samples file (samples_<task>_<timestamp>.jsonl), or a folder holding them", ErrNoOutput)}
+		}
 		// A file given alone is paired with the files beside it: a samples
 		// file with its results, a results file with its samples.
-		given := filepath.Clean(root)
 		dir := filepath.Dir(given)
-		entries, _ := os.ReadDir(dir)
-		isSamples := len(samples) == 1
+		realDir, err := realPath(dir)
+		if err != nil {
+			return nil, err
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		isSamples := len(f.samples) == 1
 		for _, e := range entries {
 			p := filepath.Join(dir, e.Name())
-			if !e.Type().IsRegular() || p == given {
+			if p == given {
 				continue
 			}
 			if isSamples || samplesNameRE.MatchString(e.Name()) || strings.HasSuffix(e.Name(), ".jsonl") {
-				classify(p)
+				if err := f.entry(realDir, p, filepath.Join(realDir, e.Name()), e.Type(), false); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if isSamples {
 			explicit = false
 		}
 	} else {
-		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		realRoot, err := realPath(root)
+		if err != nil {
+			return nil, err
+		}
+		err = filepath.WalkDir(realRoot, func(real string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			// lm-eval users name directories after files ("p3.json/"): only
-			// regular files are candidates.
-			if d.Type().IsRegular() {
-				classify(path)
+			if d.IsDir() && d.Name() == Partial && real != realRoot {
+				// A job's output while lm-eval runs (or after it failed):
+				// not a finished output. Named itself, it is read.
+				return fs.SkipDir
 			}
-			return nil
+			// Files are named under root as given, though found under its
+			// real path. lm-eval users name directories after files
+			// ("p3.json/"): only files are candidates.
+			rel, err := filepath.Rel(realRoot, real)
+			if err != nil {
+				return err
+			}
+			return f.entry(realRoot, filepath.Join(root, rel), real, d.Type(), true)
 		})
 		if err != nil {
 			return nil, err
@@ -152,33 +279,40 @@ func findOne(root string) ([]*Output, error) {
 	}
 
 	var outs []*Output
-	used := map[string]bool{}
-	for _, c := range results {
-		if !explicit && !looksLikeResults(c.path) {
+	used := map[string]bool{} // real paths of samples files taken
+	seen := map[string]bool{} // real paths of results files read
+	for _, c := range f.results {
+		if seen[c.real] {
 			continue
 		}
-		r, err := ReadResults(c.path)
+		seen[c.real] = true
+		var r *Results
+		if explicit || resultsName(c.name) {
+			r, err = ReadResults(c.path)
+		} else {
+			r, err = sniffResults(c.path)
+		}
 		if err != nil {
-			if !explicit && errors.Is(err, ErrNotLMEval) {
-				continue // some other JSON file in the tree
-			}
 			return nil, err
+		}
+		if r == nil {
+			continue // some other JSON file in the tree
 		}
 		o := &Output{Results: r, Dir: c.dir, Timestamp: c.ts}
 		if c.ts != "" {
 			// Same directory first; then anywhere under the root.
 			for _, pass := range []bool{true, false} {
-				for _, s := range samples {
-					if s.ts == c.ts && !used[s.path] && (s.dir == c.dir) == pass {
+				for _, s := range f.samples {
+					if s.ts == c.ts && !used[s.real] && (s.dir == c.dir) == pass {
 						if pass || !hasSamplesIn(o) {
 							o.Samples = append(o.Samples, SampleFile{Task: s.task, Path: s.path})
-							used[s.path] = true
+							used[s.real] = true
 						}
 					}
 				}
 			}
 		} else {
-			pairLegacy(o, others, used)
+			pairLegacy(o, f.others, used)
 		}
 		if emb, ok := r.Doc.Get("samples"); ok && emb.Kind == Object {
 			for i, task := range emb.Keys {
@@ -186,6 +320,9 @@ func findOne(root string) ([]*Output, error) {
 					o.Samples = append(o.Samples, SampleFile{Task: task, Embedded: emb.Vals[i].List})
 				}
 			}
+		}
+		if err := checkTasks(o); err != nil {
+			return nil, err
 		}
 		sortSamples(o)
 		outs = append(outs, o)
@@ -198,10 +335,11 @@ func findOne(root string) ([]*Output, error) {
 	// Samples that no results file claimed form outputs of their own.
 	orphans := map[string]*Output{}
 	var keys []string
-	for _, s := range samples {
-		if used[s.path] {
+	for _, s := range f.samples {
+		if used[s.real] {
 			continue
 		}
+		used[s.real] = true
 		k := s.dir + "\x00" + s.ts
 		o, ok := orphans[k]
 		if !ok {
@@ -223,6 +361,61 @@ func findOne(root string) ([]*Output, error) {
 	return outs, nil
 }
 
+// sniffResults reads a JSON file whose name lm-eval does not give results
+// files and returns it as results if it is one, nil if it is some other
+// JSON file. A file that holds the key "results" but is not valid JSON is
+// taken for a damaged results file, and is an error; so is one that cannot
+// be read. A file over MaxResultsSize cannot be a results file, and is
+// passed over unread.
+func sniffResults(path string) (*Results, error) {
+	b, err := readResultsFile(path)
+	if errors.Is(err, ErrTooLarge) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Contains(b, []byte(`"results"`)) {
+		return nil, nil
+	}
+	r, err := ParseResults(path, b)
+	if errors.Is(err, ErrNotLMEval) {
+		return nil, nil
+	}
+	return r, err
+}
+
+// checkTasks refuses samples of a task the results have no entry for:
+// lm-eval reports every task it logs samples of, so such samples come from
+// another run.
+func checkTasks(o *Output) error {
+	for _, s := range o.Samples {
+		if _, ok := o.Results.Task(s.Task); ok {
+			continue
+		}
+		where := s.Path
+		if where == "" {
+			where = o.Results.Path
+		}
+		return &FileError{Path: where, Err: fmt.Errorf("%w: samples of task %q, which %s has no entry for in \"results\" (it has %s)", ErrMismatch, s.Task, o.Results.Path, taskList(o.Results))}
+	}
+	return nil
+}
+
+func taskList(r *Results) string {
+	names := make([]string, 0, len(r.Tasks))
+	for _, t := range r.Tasks {
+		names = append(names, strconv.Quote(t.Name))
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	if len(names) > 5 {
+		names = append(names[:5], fmt.Sprintf("and %d more", len(names)-5))
+	}
+	return strings.Join(names, ", ")
+}
+
 func hasSamplesIn(o *Output) bool { return len(o.Samples) > 0 }
 
 func sortSamples(o *Output) {
@@ -240,7 +433,7 @@ func pairLegacy(o *Output, files []candidate, used map[string]bool) {
 	}
 	sort.Slice(tasks, func(i, j int) bool { return len(tasks[i]) > len(tasks[j]) })
 	for _, f := range files {
-		if f.dir != o.Dir || used[f.path] {
+		if f.dir != o.Dir || used[f.real] {
 			continue
 		}
 		stem := strings.TrimSuffix(f.name, ".jsonl")
@@ -248,23 +441,10 @@ func pairLegacy(o *Output, files []candidate, used map[string]bool) {
 			if strings.HasSuffix(stem, "_"+t) {
 				if _, dup := o.SamplesOf(t); !dup {
 					o.Samples = append(o.Samples, SampleFile{Task: t, Path: f.path})
-					used[f.path] = true
+					used[f.real] = true
 				}
 				break
 			}
 		}
 	}
-}
-
-// looksLikeResults checks the start of a JSON file for lm-eval's first key,
-// so that a search through a large tree does not parse every JSON file.
-func looksLikeResults(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 4096)
-	n, _ := io.ReadFull(f, head)
-	return bytes.Contains(head[:n], []byte(`"results"`))
 }

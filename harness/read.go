@@ -37,6 +37,9 @@ func Read(path string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(outs) == 0 {
+		return nil, fmt.Errorf("%s: %w (expected a results JSON file or samples_<task>_<timestamp>.jsonl files)", path, ErrNoOutput)
+	}
 	if len(outs) > 1 {
 		var names []string
 		for _, o := range outs {

@@ -3,7 +3,6 @@ package harness
 import (
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -75,9 +74,10 @@ func fileTimestamp(name string) string {
 	return m[1]
 }
 
-// ReadResults reads and validates a results JSON file.
+// ReadResults reads and validates a results JSON file. It must be a
+// regular file (symbolic links followed) of at most MaxResultsSize bytes.
 func ReadResults(path string) (*Results, error) {
-	b, err := os.ReadFile(path)
+	b, err := readResultsFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -85,8 +85,12 @@ func ReadResults(path string) (*Results, error) {
 }
 
 // ParseResults reads and validates a results file's bytes; path names it
-// in errors.
+// in errors. The bytes must be UTF-8, as lm-eval writes them.
 func ParseResults(path string, b []byte) (*Results, error) {
+	if off := invalidUTF8(b); off >= 0 {
+		line, col := position(b, off)
+		return nil, &FileError{Path: path, Line: line, Col: col, Err: utf8Error(b, off, int64(off))}
+	}
 	p := newParser(b)
 	doc, err := p.document()
 	if err != nil {

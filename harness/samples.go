@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 )
 
 // Sample is one logged line of a samples file: one document under one filter.
@@ -72,14 +71,17 @@ func (s *Sample) ArgumentsValue() (Value, error) {
 }
 
 // SampleReader streams the samples of one file, one line (or array element)
-// at a time: memory stays bounded by the longest line, not the file.
+// at a time: memory stays bounded by the longest line, not the file, and a
+// line longer than MaxSampleLine is an error.
 type SampleReader struct {
 	path   string
 	f      io.Closer
 	br     *bufio.Reader
 	array  bool // a JSON array (lm-eval v0.4.0-v0.4.2) rather than JSON Lines
 	done   bool
-	line   int // physical line of a JSONL file; element index of an array
+	line   int   // physical line of a JSONL file; element index of an array
+	off    int64 // bytes of the file consumed so far
+	max    int   // MaxSampleLine when the reader was made
 	buf    []byte
 	sample Sample
 	p      parser // reused across lines for its scratch stacks
@@ -88,16 +90,22 @@ type SampleReader struct {
 
 // OpenSamples opens a samples file of any lm-eval version: JSON Lines (named
 // .jsonl, or .json in some 2024 builds) or one JSON array (v0.4.0-v0.4.2).
+// It must be a regular file (symbolic links followed); lines are limited to
+// MaxSampleLine bytes.
 func OpenSamples(path string) (*SampleReader, error) {
-	f, err := os.Open(path)
+	f, _, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	return newSampleReader(path, f, f), nil
 }
 
+// sampleReadSize is the samples reader's buffer: lines that fit are parsed
+// where they lie, longer ones are copied together.
+const sampleReadSize = 1 << 20
+
 func newSampleReader(path string, r io.Reader, c io.Closer) *SampleReader {
-	return &SampleReader{path: path, f: c, br: bufio.NewReaderSize(r, 1<<20)}
+	return &SampleReader{path: path, f: c, br: bufio.NewReaderSize(r, sampleReadSize), max: max(MaxSampleLine, 1)}
 }
 
 // Path returns the file being read.
@@ -168,8 +176,9 @@ func (r *SampleReader) detect() error {
 			return nil
 		}
 		if err != nil {
-			return err
+			return r.errAt(r.line+1, err)
 		}
+		r.off++
 		switch c {
 		case ' ', '\t', '\r':
 			continue
@@ -180,6 +189,7 @@ func (r *SampleReader) detect() error {
 			r.array = true
 			return nil
 		case '{':
+			r.off--
 			return r.br.UnreadByte()
 		default:
 			return r.errAt(r.line+1, fmt.Errorf("%w: samples must be JSON Lines of objects or one JSON array, found %q", ErrNotLMEval, c))
@@ -189,21 +199,33 @@ func (r *SampleReader) detect() error {
 
 // nextLine returns the next non-blank line without its newline, or nil at
 // the end. A last line without a newline is accepted only if it is complete
-// JSON (parseSample reports a truncated one).
+// JSON (parseSample reports a truncated one). A line longer than r.max is an
+// error; it is read through without being kept.
 func (r *SampleReader) nextLine() ([]byte, error) {
 	for {
 		r.buf = r.buf[:0]
+		start := r.off
 		var line []byte
 		for {
 			chunk, err := r.br.ReadSlice('\n')
+			r.off += int64(len(chunk))
+			n := len(r.buf) + len(chunk)
+			if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' {
+				n--
+			}
+			if n > r.max {
+				return nil, r.skipLong(start, err)
+			}
 			if err == bufio.ErrBufferFull {
+				r.grow(len(chunk))
 				r.buf = append(r.buf, chunk...)
 				continue
 			}
 			if err != nil && err != io.EOF {
-				return nil, err
+				return nil, r.errAt(r.line+1, err)
 			}
 			if len(r.buf) > 0 {
+				r.grow(len(chunk))
 				r.buf = append(r.buf, chunk...)
 				line = r.buf
 			} else {
@@ -215,12 +237,53 @@ func (r *SampleReader) nextLine() ([]byte, error) {
 			break
 		}
 		r.line++
+		if off := invalidUTF8(line); off >= 0 {
+			return nil, &FileError{Path: r.path, Line: r.line, Col: off + 1, Err: utf8Error(line, off, start+int64(off))}
+		}
 		trimmed := trimSpace(line)
 		if len(trimmed) == 0 {
 			continue
 		}
 		return trimmed, nil
 	}
+}
+
+// grow makes room for n more bytes in r.buf, doubling its capacity (up to
+// what r.max needs) so that a long line costs a bounded multiple of its
+// length in copies rather than append's smaller steps.
+func (r *SampleReader) grow(n int) {
+	need := len(r.buf) + n
+	if need <= cap(r.buf) {
+		return
+	}
+	c := max(2*cap(r.buf), need, 64<<10)
+	c = min(c, r.max+sampleReadSize)
+	c = max(c, need)
+	nb := make([]byte, len(r.buf), c)
+	copy(nb, r.buf)
+	r.buf = nb
+}
+
+// skipLong reads through the rest of a line that is over the limit, without
+// keeping it, and returns the error that names it. err is what the read of
+// the line's last chunk so far returned: bufio.ErrBufferFull when the line
+// goes on.
+func (r *SampleReader) skipLong(start int64, err error) error {
+	r.line++
+	r.buf = nil // reading ends here: let the buffer go
+	for err == bufio.ErrBufferFull {
+		var chunk []byte
+		chunk, err = r.br.ReadSlice('\n')
+		r.off += int64(len(chunk))
+	}
+	if err != nil && err != io.EOF {
+		return r.errAt(r.line, err)
+	}
+	n := r.off - start
+	if err == nil {
+		n-- // the newline
+	}
+	return r.errAt(r.line, fmt.Errorf("%w: the line is %d bytes, over the %d-byte limit for a samples line (harness.MaxSampleLine)", ErrTooLarge, n, r.max))
 }
 
 func trimSpace(b []byte) []byte {
@@ -241,13 +304,18 @@ func (r *SampleReader) nextElement() ([]byte, error) {
 	depth := 0
 	inStr, esc := false, false
 	started := false
+	var start int64
 	for {
 		c, err := r.br.ReadByte()
 		if err == io.EOF {
 			return nil, r.errAt(r.line+1, fmt.Errorf("%w: the JSON array of samples is not closed", ErrTruncated))
 		}
 		if err != nil {
-			return nil, err
+			return nil, r.errAt(r.line+1, err)
+		}
+		r.off++
+		if len(r.buf) >= r.max {
+			return nil, r.errAt(r.line, fmt.Errorf("%w: element %d of the samples array is over the %d-byte limit for a sample (harness.MaxSampleLine)", ErrTooLarge, r.line, r.max))
 		}
 		if inStr {
 			r.buf = append(r.buf, c)
@@ -294,10 +362,14 @@ func (r *SampleReader) nextElement() ([]byte, error) {
 				return nil, r.errAt(r.line+1, fmt.Errorf("%w: expected an object in the samples array, found %q", ErrNotLMEval, c))
 			}
 			started = true
+			start = r.off - 1
 			r.line++
 		}
 		r.buf = append(r.buf, c)
 		if depth == 0 {
+			if off := invalidUTF8(r.buf); off >= 0 {
+				return nil, r.errAt(r.line, utf8Error(r.buf, off, start+int64(off)))
+			}
 			return r.buf, nil
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -78,6 +79,14 @@ func runRescore(ctx context.Context, opts rescoreOptions, paths []string, io str
 	if err != nil {
 		return err
 	}
+	// A run that gives nothing to check is not a success.
+	checks := 0
+	for _, r := range rep.Runs {
+		checks += len(r.Checks)
+	}
+	if checks == 0 {
+		return fmt.Errorf("%s: %w: nothing to check (the results have no scores and the samples no per-document values)", strings.Join(paths, ", "), harness.ErrNoOutput)
+	}
 	if opts.json {
 		if err := writeJSON(io.out, rep); err != nil {
 			return err
@@ -88,6 +97,9 @@ func runRescore(ctx context.Context, opts rescoreOptions, paths []string, io str
 		}
 	}
 	for _, r := range rep.Runs {
+		if len(r.Checks) == 0 {
+			fmt.Fprintf(io.err, "capsule: warning: %s: nothing to check (no scores, no per-document values)\n", r.Path)
+		}
 		for _, w := range r.Warnings {
 			fmt.Fprintf(io.err, "capsule: warning: %s: %s\n", r.Path, w)
 		}
