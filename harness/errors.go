@@ -26,9 +26,9 @@ var (
 	// ErrOutsideRoot means a symbolic link under a searched folder leads out
 	// of that folder (or nowhere).
 	ErrOutsideRoot = errors.New("symbolic link leads outside the folder searched")
-	// ErrMismatch means samples and the results they were paired with do not
+	// ErrStraySamples means samples and the results they were paired with do not
 	// belong together: samples of a task the results have no entry for.
-	ErrMismatch = errors.New("samples do not match the results")
+	ErrStraySamples = errors.New("samples do not match the results")
 )
 
 // FileError locates a problem in an input file: the file, the line (and

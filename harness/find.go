@@ -397,7 +397,7 @@ func checkTasks(o *Output) error {
 		if where == "" {
 			where = o.Results.Path
 		}
-		return &FileError{Path: where, Err: fmt.Errorf("%w: samples of task %q, which %s has no entry for in \"results\" (it has %s)", ErrMismatch, s.Task, o.Results.Path, taskList(o.Results))}
+		return &FileError{Path: where, Err: fmt.Errorf("%w: samples of task %q, which %s has no entry for in \"results\" (it has %s)", ErrStraySamples, s.Task, o.Results.Path, taskList(o.Results))}
 	}
 	return nil
 }

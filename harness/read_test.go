@@ -306,7 +306,7 @@ func TestSamplesTaskNotInResults(t *testing.T) {
 	stray := write(t, filepath.Join(dir, "samples_u_"+testTS+".jsonl"), testLine0+"\n")
 	for _, p := range []string{dir, results, stray} {
 		_, err := Find(p)
-		wantFileError(t, err, stray, ErrMismatch, `task "u"`, results)
+		wantFileError(t, err, stray, ErrStraySamples, `task "u"`, results)
 	}
 }
 

@@ -72,7 +72,7 @@ func classify(err error) failure {
 		errors.Is(err, harness.ErrNotLMEval), errors.Is(err, harness.ErrNoOutput), errors.Is(err, harness.ErrAmbiguous),
 		errors.Is(err, harness.ErrSyntax), errors.Is(err, harness.ErrTruncated), errors.Is(err, harness.ErrRecord),
 		errors.Is(err, harness.ErrTooLarge), errors.Is(err, harness.ErrNotRegular), errors.Is(err, harness.ErrOutsideRoot),
-		errors.Is(err, harness.ErrMismatch),
+		errors.Is(err, harness.ErrStraySamples),
 		// settings and runners
 		errors.Is(err, harness.ErrImageTag), errors.Is(err, harness.ErrUnsupportedSetting),
 		errors.Is(err, harness.ErrInvalidSetting), errors.Is(err, harness.ErrInvalidRunner),

@@ -24,7 +24,7 @@ func init() {
 		"ErrInterrupted":        reflect.ValueOf(&harness.ErrInterrupted).Elem(),
 		"ErrInvalidRunner":      reflect.ValueOf(&harness.ErrInvalidRunner).Elem(),
 		"ErrInvalidSetting":     reflect.ValueOf(&harness.ErrInvalidSetting).Elem(),
-		"ErrMismatch":           reflect.ValueOf(&harness.ErrMismatch).Elem(),
+		"ErrMismatch":           reflect.ValueOf(&harness.ErrStraySamples).Elem(),
 		"ErrNoOutput":           reflect.ValueOf(&harness.ErrNoOutput).Elem(),
 		"ErrNotCheckout":        reflect.ValueOf(&harness.ErrNotCheckout).Elem(),
 		"ErrNotLMEval":          reflect.ValueOf(&harness.ErrNotLMEval).Elem(),
