@@ -349,7 +349,8 @@ func checkOpened(t *testing.T, c *capsule.Capsule, layout string) {
 		if file.Descriptor.Size < 0 || file.Descriptor.Size > opts.MaxBlobBytes || file.Size < 0 {
 			t.Errorf("%s: stored size %d, size %d", file.Path, file.Descriptor.Size, file.Size)
 		}
-		if file.Compressed() && file.Size > opts.MaxDecompressedBytes || !file.Compressed() && file.Size != file.Descriptor.Size {
+		if file.Compressed() && (file.Size > opts.MaxDecompressedBytes || file.Size > capsule.DefaultMaxCompressionRatio*file.Descriptor.Size) ||
+			!file.Compressed() && file.Size != file.Descriptor.Size {
 			t.Errorf("%s (%s): stored size %d, size %d", file.Path, file.MediaType, file.Descriptor.Size, file.Size)
 		}
 		stored += file.Descriptor.Size

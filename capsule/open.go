@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/opencontainers/go-digest"
@@ -27,12 +29,22 @@ import (
 	"github.com/evalcapsule/evalcapsule/capsule/internal/layout"
 )
 
-// Limits a reader applies to a capsule by default (OpenOptions).
+// Limits a reader applies to a capsule by default (OpenOptions), and a
+// pull to what a manifest declares before it fetches a blob (PullOptions).
+// They are tied to what lm-eval writes: its largest samples files are a
+// few GB (docs/capsule-format.md, "Limits").
 const (
 	DefaultMaxBlobBytes         = 4 << 30
-	DefaultMaxTotalBytes        = 64 << 30
-	DefaultMaxDecompressedBytes = 16 << 30
+	DefaultMaxTotalBytes        = 32 << 30
+	DefaultMaxDecompressedBytes = 4 << 30
 	DefaultMaxConfigBytes       = 64 << 20
+	// DefaultMaxCompressionRatio bounds a compressed layer's declared
+	// decompressed size to this many times its stored size. Pack's zstd
+	// compresses the samples of a full-size simulated GSM8K + MMLU run
+	// 34 times overall and 61 times at most (an MMLU subject whose
+	// five-shot prompts are long passages, repeated for each of four
+	// choices): 200 leaves more than three times that.
+	DefaultMaxCompressionRatio = 200
 	// maxLayoutFileBytes is the manifest size registries commonly accept;
 	// index.json and oci-layout are held to it too.
 	maxLayoutFileBytes = 4 << 20
@@ -48,17 +60,24 @@ type OpenOptions struct {
 	// MaxBlobBytes bounds each layer's stored size (default 4 GiB).
 	MaxBlobBytes int64
 	// MaxTotalBytes bounds the sum of the stored sizes, and the sum of the
-	// files' sizes once decompressed: what Unpack writes (default 64 GiB).
+	// files' sizes once decompressed: what Unpack writes (default 32 GiB).
 	MaxTotalBytes int64
 	// MaxDecompressedBytes bounds each compressed layer's decompressed
-	// size, checked while it streams (default 16 GiB).
+	// size, declared and checked while it streams (default 4 GiB).
 	MaxDecompressedBytes int64
+	// MaxCompressionRatio bounds each compressed layer's declared
+	// decompressed size to this many times its stored size (default 200),
+	// so that a capsule of a few MB cannot make Unpack write GBs.
+	MaxCompressionRatio int64
 	// MaxConfigBytes bounds the config blob, which is read into memory
 	// (default 64 MiB).
 	MaxConfigBytes int64
 	// PlainHTTP speaks plain HTTP to a registry that is not on loopback
 	// (OpenRef; registries on loopback always get plain HTTP).
 	PlainHTTP bool
+	// IdleTimeout and TransferTimeout bound OpenRef's pull from a
+	// registry, as for PullOptions.
+	IdleTimeout, TransferTimeout time.Duration
 	// Progress, when set, is called as Unpack writes files and Verify
 	// reads them, as PackOptions.Progress is.
 	Progress func(Progress)
@@ -73,8 +92,40 @@ func (o OpenOptions) withDefaults() OpenOptions {
 	def(&o.MaxBlobBytes, DefaultMaxBlobBytes)
 	def(&o.MaxTotalBytes, DefaultMaxTotalBytes)
 	def(&o.MaxDecompressedBytes, DefaultMaxDecompressedBytes)
+	def(&o.MaxCompressionRatio, DefaultMaxCompressionRatio)
 	def(&o.MaxConfigBytes, DefaultMaxConfigBytes)
 	return o
+}
+
+// layerSize checks a capsule layer's stored size and, for a compressed
+// layer, its declared decompressed size and compression ratio against the
+// limits of o (with defaults), and returns the file's size in the study.
+// A layer over a limit is a *Problem that names the layer and the limit.
+func (o OpenOptions) layerSize(l ocispec.Descriptor) (int64, error) {
+	title := l.Annotations[ocispec.AnnotationTitle]
+	p := func(what, expected, found string) error {
+		return &Problem{Blob: l.Digest.String(), Path: title, What: what, Expected: expected, Found: found}
+	}
+	if l.Size < 0 || l.Size > o.MaxBlobBytes {
+		return 0, p("size", fmt.Sprintf("at most %d bytes (MaxBlobBytes)", o.MaxBlobBytes), strconv.FormatInt(l.Size, 10))
+	}
+	if l.MediaType != MediaSamples {
+		return l.Size, nil
+	}
+	n, err := strconv.ParseInt(l.Annotations[AnnotationContentSize], 10, 64)
+	if err != nil || n < 0 {
+		return 0, p("annotation "+AnnotationContentSize, "the decompressed size in bytes", quoteOrNone(l.Annotations[AnnotationContentSize]))
+	}
+	if n > o.MaxDecompressedBytes {
+		return 0, p("decompressed size", fmt.Sprintf("at most %d bytes (MaxDecompressedBytes)", o.MaxDecompressedBytes), strconv.FormatInt(n, 10))
+	}
+	// n > ratio×size, without overflowing: a size of MaxInt64/ratio or
+	// more allows any n.
+	if r := o.MaxCompressionRatio; l.Size < math.MaxInt64/r && n > r*l.Size {
+		return 0, p("compression ratio", fmt.Sprintf("a decompressed size at most %d times the stored %d bytes (MaxCompressionRatio)", r, l.Size),
+			fmt.Sprintf("%d bytes declared (%.0f times)", n, float64(n)/float64(max(l.Size, 1))))
+	}
+	return n, nil
 }
 
 // Capsule is an opened capsule: its manifest and parsed config, checked
@@ -94,11 +145,12 @@ type Capsule struct {
 	Ref      string
 	Registry bool
 
-	tmp    string // the temporary layout of a pulled capsule
-	files  []File
-	byPath map[string]int
-	src    blobSource
-	opts   OpenOptions
+	tmp        string // the temporary layout of a pulled capsule
+	releaseTmp func() // unlocks tmp
+	files      []File
+	byPath     map[string]int
+	src        blobSource
+	opts       OpenOptions
 }
 
 // File is one file of the capsule's study.
@@ -152,6 +204,8 @@ func (c *Capsule) Close() error {
 	err := c.src.Close()
 	if c.tmp != "" {
 		os.RemoveAll(c.tmp)
+		c.releaseTmp()
+		c.tmp = ""
 	}
 	return err
 }
@@ -323,22 +377,15 @@ func (c *Capsule) checkManifest(b []byte) error {
 		if err := checkDigest(l, title); err != nil {
 			return err
 		}
-		if l.Size < 0 || l.Size > c.opts.MaxBlobBytes {
-			return p("size", fmt.Sprintf("at most %d bytes (MaxBlobBytes)", c.opts.MaxBlobBytes), strconv.FormatInt(l.Size, 10))
+		size, err := c.opts.layerSize(l)
+		if err != nil {
+			return err
 		}
-		f := File{Path: title, MediaType: l.MediaType, Descriptor: l, Size: l.Size}
+		f := File{Path: title, MediaType: l.MediaType, Descriptor: l, Size: size}
 		if f.Compressed() {
-			n, err := strconv.ParseInt(l.Annotations[AnnotationContentSize], 10, 64)
-			if err != nil || n < 0 {
-				return p("annotation "+AnnotationContentSize, "the decompressed size in bytes", quoteOrNone(l.Annotations[AnnotationContentSize]))
-			}
-			if n > c.opts.MaxDecompressedBytes {
-				return p("decompressed size", fmt.Sprintf("at most %d bytes (MaxDecompressedBytes)", c.opts.MaxDecompressedBytes), strconv.FormatInt(n, 10))
-			}
 			if cd := digest.Digest(l.Annotations[AnnotationContentDigest]); cd.Validate() != nil {
 				return p("annotation "+AnnotationContentDigest, "the decompressed content's digest", quoteOrNone(string(cd)))
 			}
-			f.Size = n
 		}
 		stored += l.Size
 		content += f.Size
@@ -530,7 +577,10 @@ func (c *Capsule) ReadFile(ctx context.Context, path string) ([]byte, error) {
 // dest must not exist or be an empty directory. Unpack writes into a new
 // directory beside dest and renames it into place when every file is
 // written and checked, so that an error leaves no partial study; it writes
-// through an os.Root, so no path can lead outside it.
+// through an os.Root, so no path can lead outside it. That directory
+// (".DEST.unpack-N") is locked while Unpack runs: those a killed unpack
+// left beside dest go first. Unpack writes at most the sizes the manifest
+// declares, within the limits Open checked.
 func (c *Capsule) Unpack(ctx context.Context, dest string) error {
 	dest, err := filepath.Abs(dest)
 	if err != nil {
@@ -554,10 +604,16 @@ func (c *Capsule) Unpack(ctx context.Context, dest string) error {
 			return fmt.Errorf("unpack: %s: %w and is not empty; give a new directory", dest, fs.ErrExist)
 		}
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".unpack-")
+	// The study is written into ".DEST.unpack-N" beside dest, locked while
+	// this unpack runs; those a killed unpack left (no one holds them) go
+	// first. A concurrent unpack of the same dest holds its own.
+	prefix := "." + filepath.Base(dest) + ".unpack-"
+	layout.RemoveStale(filepath.Dir(dest), prefix)
+	tmp, release, err := layout.MkdirTemp(filepath.Dir(dest), prefix)
 	if err != nil {
 		return fmt.Errorf("unpack: %w", err)
 	}
+	defer release()
 	defer os.RemoveAll(tmp) // a no-op once it is renamed to dest
 	root, err := os.OpenRoot(tmp)
 	if err != nil {

@@ -9,13 +9,18 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/opencontainers/go-digest"
@@ -23,6 +28,7 @@ import (
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/capsule"
+	"github.com/evalcapsule/evalcapsule/capsule/internal/layout"
 )
 
 func mustOpen(t testing.TB, path string, opts capsule.OpenOptions) *capsule.Capsule {
@@ -324,7 +330,7 @@ func TestOpenLimits(t *testing.T) {
 
 // zstdLayer replaces the samples layer with the given compressed bytes,
 // declaring size and digest for the content.
-func zstdLayer(t *testing.T, layout string, compressed []byte, size int64, content digest.Digest) string {
+func zstdLayer(t testing.TB, layout string, compressed []byte, size int64, content digest.Digest) string {
 	var title string
 	editManifest(t, layout, func(m *ocispec.Manifest) {
 		i := layerIndex(t, m, "samples_")
@@ -361,10 +367,12 @@ func TestOpenRefusesZstdBombs(t *testing.T) {
 	_, err = capsule.Open(ctx, layout, capsule.OpenOptions{MaxDecompressedBytes: big - 1})
 	wantProblem(t, err, "decompressed size")
 
-	// A frame asking for a window above 8 MiB.
+	// A frame asking for a window above 8 MiB (of data that does not
+	// compress, so that the ratio is not what is refused).
 	var wide bytes.Buffer
 	w, _ := zstd.NewWriter(&wide, zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(64<<20))
-	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<16)
+	data := make([]byte, 1<<20)
+	rand.NewChaCha8([32]byte{}).Read(data)
 	w.Write(data)
 	w.Close()
 	_, layout = packedLayout(t)
@@ -379,6 +387,133 @@ func TestOpenRefusesZstdBombs(t *testing.T) {
 	c = mustOpen(t, layout, capsule.OpenOptions{})
 	_, err = c.ReadFile(ctx, title)
 	wantProblem(t, err, "zstd stream")
+}
+
+// zstdZeros is n zero bytes compressed as Pack compresses samples, and
+// the digest of the zeros: a zstd bomb, of about 7 KB per 64 MiB.
+func zstdZeros(t testing.TB, n int64) ([]byte, digest.Digest) {
+	t.Helper()
+	var out bytes.Buffer
+	enc, err := zstd.NewWriter(&out, zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(capsule.MaxZstdWindow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := digest.SHA256.Digester()
+	zeros := make([]byte, 1<<20)
+	for left := n; left > 0; left -= int64(len(zeros)) {
+		b := zeros[:min(left, int64(len(zeros)))]
+		enc.Write(b)
+		h.Hash().Write(b)
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes(), h.Digest()
+}
+
+// TestOpenRefusesCompressionRatio: a samples layer that declares, honestly,
+// far more than its stored size times the cap is refused when the capsule
+// is opened, before a byte of it is decompressed; with the cap raised it
+// opens and unpacks to what it declares.
+func TestOpenRefusesCompressionRatio(t *testing.T) {
+	ctx := context.Background()
+	const size = 8 << 20
+	bomb, sum := zstdZeros(t, size)
+	_, layout := packedLayout(t)
+	title := zstdLayer(t, layout, bomb, size, sum)
+	t.Logf("%d bytes of zeros in %d of zstd: %d times", size, len(bomb), size/len(bomb))
+
+	_, err := capsule.Open(ctx, layout, capsule.OpenOptions{})
+	p := wantProblem(t, err, "compression ratio")
+	if p.Path != title || !strings.Contains(p.Expected, "MaxCompressionRatio") || !strings.Contains(p.Expected, strconv.Itoa(capsule.DefaultMaxCompressionRatio)) {
+		t.Errorf("the problem does not name the layer and the limit: %v", p)
+	}
+	// A cap just below the layer's ratio refuses it; one just above lets
+	// it through.
+	for _, tc := range []struct {
+		ratio int64
+		ok    bool
+	}{{size / int64(len(bomb)), false}, {size/int64(len(bomb)) + 1, true}} {
+		c, err := capsule.Open(ctx, layout, capsule.OpenOptions{MaxCompressionRatio: tc.ratio})
+		if tc.ok != (err == nil) {
+			t.Fatalf("ratio cap %d: %v", tc.ratio, err)
+		}
+		if err != nil {
+			continue
+		}
+		dest := filepath.Join(t.TempDir(), "study")
+		if err := c.Unpack(ctx, dest); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := os.Stat(filepath.Join(dest, filepath.FromSlash(title))); err != nil || st.Size() != size {
+			t.Errorf("unpacked %v, %v; expected %d bytes", st, err, size)
+		}
+		c.Close()
+	}
+
+	// The limits are overridable, and the smallest default stays above
+	// what the packed test study needs.
+	_, layout = packedLayout(t)
+	for _, f := range mustOpen(t, layout, capsule.OpenOptions{}).Files() {
+		if !f.Compressed() {
+			continue
+		}
+		if r := (f.Size - 1) / f.Descriptor.Size; r >= 1 {
+			_, err := capsule.Open(ctx, layout, capsule.OpenOptions{MaxCompressionRatio: r})
+			wantProblem(t, err, "compression ratio")
+		}
+	}
+}
+
+// TestUnpackRemovesLeftovers: a killed unpack's hidden folder beside the
+// destination (".DEST.unpack-N", no process holding its lock) is removed
+// by the next unpack to that destination; a concurrent unpack's (locked)
+// and other names are left alone.
+func TestUnpackRemovesLeftovers(t *testing.T) {
+	ctx := context.Background()
+	_, lay := packedLayout(t)
+	c := mustOpen(t, lay, capsule.OpenOptions{})
+	parent := t.TempDir()
+	dest := filepath.Join(parent, "study")
+
+	stale := filepath.Join(parent, ".study.unpack-2718281828")
+	if err := os.MkdirAll(filepath.Join(stale, "runs", "baseline"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stale, "runs", "baseline", "samples.jsonl"), make([]byte, 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	live, release, err := layout.MkdirTemp(parent, ".study.unpack-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	others := []string{filepath.Join(parent, ".study.unpack-mine"), filepath.Join(parent, ".other.unpack-1")}
+	for _, o := range others {
+		os.Mkdir(o, 0o755)
+	}
+
+	if err := c.Unpack(ctx, dest); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the killed unpack's folder is still there (%v)", err)
+	}
+	for _, p := range append([]string{live, dest}, others...) {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+
+	// Once its unpack has ended without cleaning up, it goes too.
+	release()
+	os.RemoveAll(dest)
+	if err := c.Unpack(ctx, dest); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(live); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("an unlocked leftover is still there (%v)", err)
+	}
 }
 
 func TestOpenRefusesUnknownTypes(t *testing.T) {
@@ -612,4 +747,100 @@ func BenchmarkUnpack(b *testing.B) {
 		os.RemoveAll(dest)
 		b.StartTimer()
 	}
+}
+
+// BenchmarkUnpackBomb opens and unpacks the test capsule whose samples layer
+// is a zstd bomb: 256 MiB of zeros in about 28 KB, its decompressed size
+// declared honestly. "capped" uses the default limits: Open refuses the
+// layer at the ratio cap before reading a byte of it. "uncapped" lifts the
+// cap (as before there was one): the 256 MiB are decompressed, checked and
+// written. peak-heap-B is the most heap in use above what it was before,
+// sampled every millisecond; alloc-B/op what an Open and Unpack allocated;
+// written-B/op what they wrote.
+func BenchmarkUnpackBomb(b *testing.B) {
+	const size = 256 << 20
+	bomb, sum := zstdZeros(b, size)
+	_, lay := packedLayout(b)
+	zstdLayer(b, lay, bomb, size, sum)
+	for _, bc := range []struct {
+		name string
+		opts capsule.OpenOptions
+	}{
+		{"capped", capsule.OpenOptions{}},
+		{"uncapped", capsule.OpenOptions{MaxCompressionRatio: math.MaxInt64}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			ctx := context.Background()
+			out := b.TempDir()
+			runtime.GC()
+			sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+			metrics.Read(sample)
+			base := sample[0].Value.Uint64()
+			var peak atomic.Uint64
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				s := []metrics.Sample{{Name: sample[0].Name}}
+				tick := time.NewTicker(time.Millisecond)
+				defer tick.Stop()
+				for {
+					metrics.Read(s)
+					if v := s[0].Value.Uint64(); v > peak.Load() {
+						peak.Store(v)
+					}
+					select {
+					case <-stop:
+						return
+					case <-tick.C:
+					}
+				}
+			}()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			allocated := ms.TotalAlloc
+			var written int64
+			n := 0
+			for i := 0; b.Loop(); i++ {
+				n++
+				c, err := capsule.Open(ctx, lay, bc.opts)
+				if err != nil {
+					wantProblem(b, err, "compression ratio")
+					continue
+				}
+				dest := filepath.Join(out, strconv.Itoa(i))
+				if err := c.Unpack(ctx, dest); err != nil {
+					b.Fatal(err)
+				}
+				c.Close()
+				b.StopTimer()
+				written += dirSize(b, dest)
+				os.RemoveAll(dest)
+				b.StartTimer()
+			}
+			close(stop)
+			<-done
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(float64(peak.Load()-min(base, peak.Load())), "peak-heap-B")
+			b.ReportMetric(float64(ms.TotalAlloc-allocated)/float64(n), "alloc-B/op")
+			b.ReportMetric(float64(written)/float64(n), "written-B/op")
+		})
+	}
+}
+
+// dirSize is the size of the regular files under dir.
+func dirSize(t testing.TB, dir string) int64 {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		fi, err := d.Info()
+		n += fi.Size()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

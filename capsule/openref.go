@@ -7,15 +7,22 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/evalcapsule/evalcapsule/capsule/internal/layout"
 	"github.com/evalcapsule/evalcapsule/study"
 )
+
+// pullTempPrefix names the temporary layouts OpenRef pulls into, in the
+// system's temporary directory.
+const pullTempPrefix = "capsule-pull-"
 
 // OpenRef opens the capsule that ref names: an OCI image layout directory
 // or a tar of one (as Open does), or a registry reference
 // (host[:port]/repository[:tag|@sha256:…]), which is pulled with its
-// referrers into a new temporary layout that Close removes. opts.Tag
-// selects the manifest inside a layout; a registry reference names its own.
-// opts.PlainHTTP speaks plain HTTP to a registry that is not on loopback.
+// referrers into a new temporary layout that Close removes, to the limits
+// and timeouts of opts (Pull checks every descriptor before it fetches a
+// blob). opts.Tag selects the manifest inside a layout; a registry
+// reference names its own. opts.PlainHTTP speaks plain HTTP to a registry
+// that is not on loopback.
 //
 // The capsule records what was named (Ref) and whether it came from a
 // registry (Registry), so that a replay report can be attached where the
@@ -35,23 +42,28 @@ func OpenRef(ctx context.Context, ref string, opts OpenOptions) (*Capsule, error
 	if !looksLikeRegistryRef(ref) {
 		return nil, fmt.Errorf("%w: %s: no such file or directory, and not a registry reference (host[:port]/repository[:tag])", ErrReference, ref)
 	}
-	tmp, err := os.MkdirTemp("", "capsule-pull-")
+	// A temporary layout, locked until Close; those of a killed process
+	// (no one holds them) go first.
+	layout.RemoveStale(os.TempDir(), pullTempPrefix)
+	tmp, release, err := layout.MkdirTemp(os.TempDir(), pullTempPrefix)
 	if err != nil {
 		return nil, err
 	}
-	layout := filepath.Join(tmp, "capsule")
-	desc, err := Pull(ctx, ref, layout, PullOptions{PlainHTTP: opts.PlainHTTP, WithReferrers: true, Progress: opts.Progress})
+	dir := filepath.Join(tmp, "capsule")
+	desc, err := Pull(ctx, ref, dir, opts.pullOptions())
 	if err != nil {
 		os.RemoveAll(tmp)
+		release()
 		return nil, err
 	}
 	opts.Tag = desc.Digest.String()
-	c, err := Open(ctx, layout, opts)
+	c, err := Open(ctx, dir, opts)
 	if err != nil {
 		os.RemoveAll(tmp)
+		release()
 		return nil, err
 	}
-	c.Ref, c.Registry, c.tmp = ref, true, tmp
+	c.Ref, c.Registry, c.tmp, c.releaseTmp = ref, true, tmp, release
 	return c, nil
 }
 

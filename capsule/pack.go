@@ -142,7 +142,8 @@ func (r PackResult) String() string {
 // opts.AllowIncomplete. Of a complete study it computes the tables (every
 // run re-scored from its samples, every claim attributed) and stores them
 // in the config. Nothing appears at out unless everything succeeded: Pack
-// builds the capsule beside it and renames it into place.
+// builds the capsule beside it (".OUT.tmp-N", locked while Pack runs; those
+// a killed pack left go first) and renames it into place.
 //
 // The same study directory gives the same manifest digest and, for a tar,
 // the same bytes, wherever it lies and whatever its files' times and
@@ -213,10 +214,15 @@ func pack(ctx context.Context, s *study.Study, out string, opts PackOptions, fix
 		created = opts.Created.UTC()
 	}
 
-	tmp, err := os.MkdirTemp(filepath.Dir(outAbs), "."+filepath.Base(outAbs)+".tmp-")
+	// The capsule is built in ".OUT.tmp-N" beside out, locked while this
+	// pack runs; those a killed pack left (no one holds them) go first.
+	prefix := "." + filepath.Base(outAbs) + ".tmp-"
+	layout.RemoveStale(filepath.Dir(outAbs), prefix)
+	tmp, release, err := layout.MkdirTemp(filepath.Dir(outAbs), prefix)
 	if err != nil {
 		return PackResult{}, fmt.Errorf("pack: %w", err)
 	}
+	defer release()
 	defer os.RemoveAll(tmp) // a no-op once it is renamed to out
 	lw, err := layout.NewWriter(tmp)
 	if err != nil {

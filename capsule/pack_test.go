@@ -30,6 +30,7 @@ import (
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/capsule"
+	"github.com/evalcapsule/evalcapsule/capsule/internal/layout"
 	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/harness/simulate"
 	"github.com/evalcapsule/evalcapsule/study"
@@ -574,6 +575,51 @@ func TestPackOut(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(gone)); len(entries) != 0 {
 		t.Errorf("left: %v", entries)
+	}
+}
+
+// TestPackRemovesLeftovers: what a killed pack leaves beside out (".OUT.tmp-N":
+// the layout being built, the tar being written, a replaced capsule on its
+// way out), no process holding its lock, is removed by the next pack to
+// out; a concurrent pack's (locked) and other names are left alone, and a
+// pack leaves nothing of its own.
+func TestPackRemovesLeftovers(t *testing.T) {
+	studyDir := t.TempDir()
+	writePackStudy(t, studyDir, 10)
+	for _, name := range []string{"c.tar", "c"} {
+		t.Run(name, func(t *testing.T) {
+			parent := t.TempDir()
+			out := filepath.Join(parent, name)
+			prefix := "." + name + ".tmp-"
+			staleDir := filepath.Join(parent, prefix+"31415926")
+			if err := os.MkdirAll(filepath.Join(staleDir, "blobs", "sha256"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(staleDir, "blobs", "sha256", "partial"), make([]byte, 1<<20), 0o644)
+			staleFile := filepath.Join(parent, prefix+"27182818")
+			os.WriteFile(staleFile, make([]byte, 1<<20), 0o644)
+			live, release, err := layout.MkdirTemp(parent, prefix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release()
+
+			mustPack(t, studyDir, out, capsule.PackOptions{})
+			mustPack(t, studyDir, out, capsule.PackOptions{Replace: true})
+			entries, _ := os.ReadDir(parent)
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			if want := []string{filepath.Base(live), name}; !slices.Equal(names, want) {
+				t.Errorf("beside out: %v, expected %v", names, want)
+			}
+			release()
+			mustPack(t, studyDir, out, capsule.PackOptions{Replace: true})
+			if _, err := os.Stat(live); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("an unlocked leftover is still there (%v)", err)
+			}
+		})
 	}
 }
 

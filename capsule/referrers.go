@@ -57,7 +57,7 @@ func Attach(ctx context.Context, target string, subject ocispec.Descriptor, repo
 	if !json.Valid(report) {
 		return ocispec.Descriptor{}, fmt.Errorf("%w: the replay report is not JSON", ErrFormat)
 	}
-	loc, err := openCapsuleLocation(ctx, target, "", opts.PlainHTTP, true)
+	loc, err := openCapsuleLocation(ctx, target, "", opts.PlainHTTP, opts.timeouts(), true)
 	if err != nil {
 		return ocispec.Descriptor{}, err
 	}
@@ -104,7 +104,7 @@ func Attach(ctx context.Context, target string, subject ocispec.Descriptor, repo
 // The descriptors are in digest order, each with ArtifactType
 // ReplayArtifactType.
 func Reports(ctx context.Context, ref string, opts PullOptions) ([]ocispec.Descriptor, error) {
-	loc, err := openCapsuleLocation(ctx, ref, opts.Tag, opts.PlainHTTP, false)
+	loc, err := openCapsuleLocation(ctx, ref, opts.Tag, opts.PlainHTTP, opts.timeouts(), false)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func FetchReport(ctx context.Context, ref string, desc ocispec.Descriptor, opts 
 	if desc.MediaType != ocispec.MediaTypeImageManifest {
 		return nil, fmt.Errorf("%w: %s is a %q, not a replay report manifest", ErrFormat, desc.Digest, desc.MediaType)
 	}
-	loc, err := openCapsuleLocation(ctx, ref, opts.Tag, opts.PlainHTTP, false)
+	loc, err := openCapsuleLocation(ctx, ref, opts.Tag, opts.PlainHTTP, opts.timeouts(), false)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +224,7 @@ type capsuleLocation struct {
 // openCapsuleLocation opens s: a path that exists is an OCI layout (a
 // directory, or a .tar, which is read-only; the capsule is the one tagged
 // tag), anything else a registry reference.
-func openCapsuleLocation(ctx context.Context, s, tag string, plainHTTP, writable bool) (capsuleLocation, error) {
+func openCapsuleLocation(ctx context.Context, s, tag string, plainHTTP bool, timeouts transferTimeouts, writable bool) (capsuleLocation, error) {
 	if fi, err := os.Stat(s); err == nil {
 		loc := capsuleLocation{ref: cmp.Or(tag, DefaultTag), name: s}
 		switch {
@@ -256,7 +256,7 @@ func openCapsuleLocation(ctx context.Context, s, tag string, plainHTTP, writable
 	if err != nil {
 		return capsuleLocation{}, fmt.Errorf("%w: %q is neither an OCI layout on disk nor host[:port]/repository[:tag|@digest]: %w", ErrReference, s, err)
 	}
-	repo, err := newRepository(r, plainHTTP)
+	repo, err := newRepository(r, plainHTTP, timeouts)
 	if err != nil {
 		return capsuleLocation{}, err
 	}

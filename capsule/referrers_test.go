@@ -133,7 +133,7 @@ func TestReportsArtifactTypeWorkaround(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repo, err := newRepository(mustParseReference(t, ref), false)
+	repo, err := newRepository(mustParseReference(t, ref), false, PushOptions{}.timeouts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestReportsArtifactTypeWorkaround(t *testing.T) {
 	}
 	// A fresh client: the one that pushed saw no OCI-Subject header and
 	// has switched to the tag schema, whose index oras-go wrote itself.
-	fresh, err := newRepository(mustParseReference(t, ref), false)
+	fresh, err := newRepository(mustParseReference(t, ref), false, PushOptions{}.timeouts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func mustReports(t *testing.T, ref string, want ...ocispec.Descriptor) []ocispec
 // holds it.
 func checkReportManifest(t *testing.T, ctx context.Context, repoRef string, report, capsule ocispec.Descriptor) {
 	t.Helper()
-	repo, err := newRepository(mustParseReference(t, repoRef), false)
+	repo, err := newRepository(mustParseReference(t, repoRef), false, PushOptions{}.timeouts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func checkReferrersPath(t *testing.T, reg *testRegistry, capsule ocispec.Descrip
 // repositoryTags lists the tags of the repository ref names (tags/list).
 func repositoryTags(t *testing.T, ref string) []string {
 	t.Helper()
-	repo, err := newRepository(mustParseReference(t, ref), false)
+	repo, err := newRepository(mustParseReference(t, ref), false, PushOptions{}.timeouts())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -27,7 +28,6 @@ import (
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
 	"oras.land/oras-go/v2/registry/remote/errcode"
-	"oras.land/oras-go/v2/registry/remote/retry"
 )
 
 // maxPulledManifestBytes bounds what is read into memory as a manifest,
@@ -38,9 +38,9 @@ const maxPulledManifestBytes = 4 << 20
 // progress calls.
 const transferProgressStep = 4 << 20
 
-// PushOptions configures Push and Attach (which uses only PlainHTTP). The
-// zero value pushes the capsule tagged "latest", over HTTPS except to
-// loopback, with the credentials of the standard Docker config.
+// PushOptions configures Push and Attach (which uses PlainHTTP and the
+// timeouts). The zero value pushes the capsule tagged "latest", over HTTPS
+// except to loopback, with the credentials of the standard Docker config.
 type PushOptions struct {
 	// Tag names the capsule inside the source layout; default "latest",
 	// the tag Pack gives it.
@@ -57,6 +57,18 @@ type PushOptions struct {
 	// travel with it.
 	WithReferrers bool
 
+	// IdleTimeout fails a request to the registry when no byte of it or of
+	// its answer has moved for this long: a registry that stops reading or
+	// answering (default DefaultIdleTimeout, 60 s).
+	IdleTimeout time.Duration
+	// TransferTimeout is the longest one request may take, whatever moves
+	// (a blob, a manifest, a token). Default: 10 minutes plus a second
+	// for every 256 KiB the request declares (Content-Length; for an
+	// answer at most the blob limit, 4 GiB): 23 minutes for a 200 MB
+	// layer, 4 h 43 min for 4 GiB. A request past either timeout fails
+	// with an error wrapping ErrRegistry.
+	TransferTimeout time.Duration
+
 	// Progress, when set, is called as blobs are sent: when each starts,
 	// every few MiB, and when each ends (at once for a blob the registry
 	// already has). Path is the blob's title, or its digest for the
@@ -65,10 +77,15 @@ type PushOptions struct {
 	Progress func(Progress)
 }
 
-// PullOptions configures Pull, Reports and FetchReport (which use Tag and
-// PlainHTTP). The zero value pulls over HTTPS except from loopback, with
-// the credentials of the standard Docker config, and tags the capsule
-// "latest" in the layout.
+func (o PushOptions) timeouts() transferTimeouts {
+	return newTransferTimeouts(o.IdleTimeout, o.TransferTimeout, DefaultMaxBlobBytes)
+}
+
+// PullOptions configures Pull, Reports and FetchReport (which use Tag,
+// PlainHTTP and the timeouts). The zero value pulls over HTTPS except from
+// loopback, with the credentials of the standard Docker config, to the
+// default limits and timeouts, and tags the capsule "latest" in the
+// layout.
 type PullOptions struct {
 	// Tag is the capsule's tag inside an OCI layout: the tag Pull gives
 	// it, and the tag Reports and FetchReport look up when their ref is a
@@ -80,12 +97,51 @@ type PullOptions struct {
 	PlainHTTP bool
 
 	// WithReferrers also pulls the artifacts that refer to the capsule
-	// (replay reports, signatures).
+	// (replay reports, signatures), at most 1,000 manifests.
 	WithReferrers bool
+
+	// MaxBlobBytes, MaxTotalBytes, MaxDecompressedBytes,
+	// MaxCompressionRatio and MaxConfigBytes bound what the manifests may
+	// declare, as OpenOptions' do and with the same defaults. Pull checks
+	// every descriptor it would fetch before it fetches any blob: the
+	// config and each layer (its size; for samples the declared
+	// decompressed size and ratio), with WithReferrers every referrer's
+	// manifest (at most 4 MiB), config and layers, and the sum of them all
+	// (MaxTotalBytes). A descriptor over a limit is an error wrapping
+	// ErrFormat that names it and the limit.
+	MaxBlobBytes, MaxTotalBytes, MaxDecompressedBytes, MaxCompressionRatio, MaxConfigBytes int64
+
+	// IdleTimeout and TransferTimeout bound each request to the registry,
+	// as for PushOptions (defaults 60 s, and 10 minutes plus a second per
+	// 256 KiB): a registry that stops sending, or trickles a byte now and
+	// then, fails the pull with an error wrapping ErrRegistry.
+	IdleTimeout, TransferTimeout time.Duration
 
 	// Progress, when set, is called as blobs arrive, as for
 	// PushOptions.Progress; a blob already in the layout ends at once.
 	Progress func(Progress)
+}
+
+// limits are the pull's limits as OpenOptions, with their defaults.
+func (o PullOptions) limits() OpenOptions {
+	return OpenOptions{
+		MaxBlobBytes: o.MaxBlobBytes, MaxTotalBytes: o.MaxTotalBytes, MaxDecompressedBytes: o.MaxDecompressedBytes,
+		MaxCompressionRatio: o.MaxCompressionRatio, MaxConfigBytes: o.MaxConfigBytes,
+	}.withDefaults()
+}
+
+func (o PullOptions) timeouts() transferTimeouts {
+	return newTransferTimeouts(o.IdleTimeout, o.TransferTimeout, o.limits().MaxBlobBytes)
+}
+
+// pullOptions is how OpenRef pulls: with referrers, to the same limits.
+func (o OpenOptions) pullOptions() PullOptions {
+	return PullOptions{
+		PlainHTTP: o.PlainHTTP, WithReferrers: true, Progress: o.Progress,
+		MaxBlobBytes: o.MaxBlobBytes, MaxTotalBytes: o.MaxTotalBytes, MaxDecompressedBytes: o.MaxDecompressedBytes,
+		MaxCompressionRatio: o.MaxCompressionRatio, MaxConfigBytes: o.MaxConfigBytes,
+		IdleTimeout: o.IdleTimeout, TransferTimeout: o.TransferTimeout,
+	}
 }
 
 // Push copies the capsule tagged opts.Tag in src, an OCI layout directory
@@ -131,7 +187,7 @@ func Push(ctx context.Context, src, target string, opts PushOptions) (ocispec.De
 	if d, err := ref.Digest(); err == nil && d != root.Digest {
 		return ocispec.Descriptor{}, fmt.Errorf("%w: %s names digest %s, but the capsule is %s", ErrReference, target, d, root.Digest)
 	}
-	repo, err := newRepository(ref, opts.PlainHTTP)
+	repo, err := newRepository(ref, opts.PlainHTTP, opts.timeouts())
 	if err != nil {
 		return ocispec.Descriptor{}, err
 	}
@@ -161,13 +217,18 @@ func Push(ctx context.Context, src, target string, opts PushOptions) (ocispec.De
 // descriptor.
 //
 // The manifest is fetched and checked first: anything but an image manifest
-// with artifactType ArtifactType is refused with an error wrapping
-// ErrFormat before any blob is fetched or dir is touched. Blobs already in
-// dir are not fetched again, so an interrupted pull resumes. oras-go checks
-// every blob against its digest as it arrives; Pull then checks every blob
-// of the capsule in dir once more, so a layout that was already there (and
-// may have been damaged) is vouched for too: a damaged blob is fetched
-// again, once.
+// with artifactType ArtifactType, or one that declares a blob or a sum of
+// blobs over the limits of opts (and, with referrers, a referrer that
+// does), is refused with an error wrapping ErrFormat before any blob is
+// fetched or dir is touched. Every request is held to opts.IdleTimeout and
+// opts.TransferTimeout: a registry that stalls or trickles fails the pull
+// with an error wrapping ErrRegistry. Blobs already in dir are not fetched
+// again, so an interrupted pull resumes. oras-go checks every blob against
+// its digest as it arrives; Pull then checks every blob of the capsule in
+// dir once more, so a layout that was already there (and may have been
+// damaged) is vouched for too: a damaged blob is fetched again, once. The
+// files a killed pull left in dir's ingest folder go first
+// (docs/capsule-format.md, "Temporary files").
 func Pull(ctx context.Context, ref, dir string, opts PullOptions) (ocispec.Descriptor, error) {
 	r, err := parseRegistryReference(ref)
 	if err != nil {
@@ -176,7 +237,7 @@ func Pull(ctx context.Context, ref, dir string, opts PullOptions) (ocispec.Descr
 	if err := checkPullDir(dir); err != nil {
 		return ocispec.Descriptor{}, err
 	}
-	repo, err := newRepository(r, opts.PlainHTTP)
+	repo, err := newRepository(r, opts.PlainHTTP, opts.timeouts())
 	if err != nil {
 		return ocispec.Descriptor{}, err
 	}
@@ -200,24 +261,40 @@ func Pull(ctx context.Context, ref, dir string, opts PullOptions) (ocispec.Descr
 		return ocispec.Descriptor{}, fmt.Errorf("%s: %w", ref, err)
 	}
 	root = plainManifest(root, ArtifactType)
+	// Everything the copy will fetch, checked against the limits first.
+	plan, err := planPull(ctx, repo, root, m, opts.limits(), opts.WithReferrers)
+	if err != nil {
+		if errors.Is(err, ErrFormat) {
+			return ocispec.Descriptor{}, fmt.Errorf("%s: %w", ref, err)
+		}
+		return ocispec.Descriptor{}, registryFailure(r.Registry, err)
+	}
 
 	store, err := oci.NewWithContext(ctx, dir)
 	if err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("opening layout %s: %w", dir, err)
 	}
+	// oras-go writes each blob into dir/ingest first; a killed pull leaves
+	// its file there.
+	release, err := holdIngest(dir)
+	if err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("opening layout %s: %w", dir, err)
+	}
+	defer release()
 	tag := cmp.Or(opts.Tag, DefaultTag)
 	// Copy by digest, not by tag: the tag may move between the check above
 	// and the copy.
 	pull := func() error {
 		tp := newTransferProgress(withOp(opts.Progress, "pull"), m)
 		sink := &layoutSink{Store: store, progress: tp}
+		graph := plan.guard(tp.hooks())
 		var err error
 		if opts.WithReferrers {
 			_, err = oras.ExtendedCopy(ctx, repo, root.Digest.String(), sink, tag, oras.ExtendedCopyOptions{
-				ExtendedCopyGraphOptions: oras.ExtendedCopyGraphOptions{CopyGraphOptions: tp.hooks()},
+				ExtendedCopyGraphOptions: oras.ExtendedCopyGraphOptions{CopyGraphOptions: graph, FindPredecessors: plan.predecessors},
 			})
 		} else {
-			_, err = oras.Copy(ctx, repo, root.Digest.String(), sink, tag, oras.CopyOptions{CopyGraphOptions: tp.hooks()})
+			_, err = oras.Copy(ctx, repo, root.Digest.String(), sink, tag, oras.CopyOptions{CopyGraphOptions: graph})
 		}
 		return copyFailure(err, oras.CopyErrorOriginSource, r.Registry, dir)
 	}
@@ -295,14 +372,14 @@ func checkPullDir(dir string) error {
 // of the standard Docker config (DOCKER_CONFIG or ~/.docker/config.json,
 // including credential helpers and credsStore), read when a registry asks
 // for them. Secrets stay inside oras-go's auth client: nothing here prints
-// or records them.
-func newRepository(ref registry.Reference, plainHTTP bool) (*remote.Repository, error) {
+// or records them. Every request is held to timeouts.
+func newRepository(ref registry.Reference, plainHTTP bool, timeouts transferTimeouts) (*remote.Repository, error) {
 	store, err := credentials.NewStoreFromDocker(credentials.StoreOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("%w: reading the Docker credentials config: %w", ErrRegistry, err)
 	}
 	client := &auth.Client{
-		Client:     retry.DefaultClient,
+		Client:     newHTTPClient(timeouts),
 		Cache:      auth.NewCache(),
 		Credential: credentials.Credential(store),
 	}
@@ -343,7 +420,8 @@ func registryFailure(host string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, ErrRegistry) {
+	var te *timeoutError
+	if errors.Is(err, ErrRegistry) && !errors.As(err, &te) {
 		return err
 	}
 	var resp *errcode.ErrorResponse
@@ -369,8 +447,11 @@ func copyFailure(err error, remoteSide oras.CopyErrorOrigin, host, local string)
 	if isContentMismatch(err) {
 		return fmt.Errorf("%w: %w", ErrFormat, err)
 	}
+	// A blob that stopped coming fails while the layout reads it, on the
+	// local side; it is the registry's failure all the same.
 	var ce *oras.CopyError
-	if errors.As(err, &ce) && ce.Origin != remoteSide {
+	var te *timeoutError
+	if errors.As(err, &ce) && ce.Origin != remoteSide && !errors.As(err, &te) {
 		return fmt.Errorf("%s: %w", local, err)
 	}
 	return registryFailure(host, err)

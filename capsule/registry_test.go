@@ -246,7 +246,7 @@ func TestPullRefusesOtherArtifacts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		repo, err := newRepository(mustParseReference(t, ref), false)
+		repo, err := newRepository(mustParseReference(t, ref), false, PushOptions{}.timeouts())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -474,6 +474,9 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.status = code
 	w.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the writer's Flush.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (r *testRegistry) reset() {
 	r.mu.Lock()

@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/capsule/internal/layout"
 	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/internal/buildinfo"
 	"github.com/evalcapsule/evalcapsule/study"
@@ -96,6 +97,10 @@ type ReplayOptions struct {
 	ReplayerVersion string
 }
 
+// replayTempPrefix names the work directories of replays given no
+// Workdir, in the system's temporary directory.
+const replayTempPrefix = "capsule-replay-"
+
 // Replay checks the capsule as Verify does (the config's schema, every
 // file the records imply, the records against the study's plan, the
 // simulated mark against the lm-eval outputs), unpacks its study (every
@@ -114,10 +119,14 @@ func Replay(ctx context.Context, c *Capsule, opts ReplayOptions) (*ReplayReport,
 	}
 	work := opts.Workdir
 	if work == "" {
-		tmp, err := os.MkdirTemp("", "capsule-replay-")
+		// Locked while the replay runs; those of a killed replay (no one
+		// holds them) go first.
+		layout.RemoveStale(os.TempDir(), replayTempPrefix)
+		tmp, release, err := layout.MkdirTemp(os.TempDir(), replayTempPrefix)
 		if err != nil {
 			return nil, err
 		}
+		defer release()
 		defer os.RemoveAll(tmp)
 		work = tmp
 	} else if err := checkNewDir(work); err != nil {

@@ -40,3 +40,25 @@ func TestReplay(t *testing.T) {
 		t.Errorf("a workdir that holds something: %v", err)
 	}
 }
+
+// A replay given no workdir works in a temporary directory ("capsule-replay-N")
+// that it removes; one a killed replay left (no one holding it) goes at the
+// next replay.
+func TestReplayRemovesLeftovers(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	stale := filepath.Join(tmp, "capsule-replay-1414213562")
+	if err := os.MkdirAll(filepath.Join(stale, "study", "runs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, layout := packedLayout(t)
+	c := mustOpen(t, layout, capsule.OpenOptions{})
+	defer c.Close()
+	if _, err := capsule.Replay(ctx, c, capsule.ReplayOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+		t.Errorf("left in the temporary directory: %v", entries)
+	}
+}

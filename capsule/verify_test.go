@@ -260,7 +260,9 @@ func TestFormatDocumented(t *testing.T) {
 	names := append([]string{
 		capsule.ArtifactType, capsule.ConfigMediaType, capsule.ReplayArtifactType, capsule.MediaReplayReport,
 		capsule.ConfigSchema, capsule.AnnotationContentDigest, capsule.AnnotationContentSize,
-		"Version " + capsule.FormatVersion, "capsule-config.schema.json", "8 MiB", "4 GiB", "16 GiB", "64 GiB",
+		"Version " + capsule.FormatVersion, "capsule-config.schema.json", "8 MiB", "4 GiB", "32 GiB", "64 MiB", "| 200 |", "| 60 s |",
+		"MaxBlobBytes", "MaxTotalBytes", "MaxDecompressedBytes", "MaxCompressionRatio", "MaxConfigBytes", "IdleTimeout", "TransferTimeout",
+		".DEST.unpack-N", ".OUT.tmp-N", "ingest/",
 		ocispec.AnnotationTitle, ocispec.AnnotationCreated, "1970-01-01T00:00:00Z", "sha256-",
 	}, capsule.LayerMediaTypes...)
 	for _, n := range names {

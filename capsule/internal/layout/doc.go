@@ -6,7 +6,9 @@
 // written and named by its digest when committed; it is the pusher
 // oras.PackManifest pushes a manifest to. WriteTar writes a layout
 // directory as a tar that is a function of the layout's content alone, and
-// Rename puts a finished layout directory in place.
+// Rename puts a finished layout directory in place. MkdirTemp and CreateTemp
+// name temporary entries beside a destination and lock them while they are
+// in use, and RemoveStale removes those a killed process left.
 //
 // A Reader reads a layout directory (through an os.Root, regular files
 // only) or a tar of one (in place, never extracted). OpenBlob streams a

@@ -300,6 +300,9 @@ func TestRename(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(base, "b.old")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the replaced directory is still there: %v", err)
 	}
+	if names, _ := filepath.Glob(filepath.Join(base, ".out.tmp-*")); len(names) != 0 {
+		t.Errorf("the replaced directory's temporary place is still there: %v", names)
+	}
 	file := filepath.Join(base, "file")
 	os.WriteFile(file, nil, 0o644)
 	if err := Rename(mk("c"), file, true); !errors.Is(err, fs.ErrExist) {

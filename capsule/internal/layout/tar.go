@@ -44,7 +44,9 @@ func WriteTar(ctx context.Context, dir, out string, replace bool) error {
 	}
 	slices.Sort(names)
 
-	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-")
+	// Named and locked as the caller's temporary directory (".OUT.tmp-N"):
+	// if this process is killed, the next one removes it (RemoveStale).
+	f, err := CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-")
 	if err != nil {
 		return err
 	}
@@ -97,22 +99,19 @@ func WriteTar(ctx context.Context, dir, out string, replace bool) error {
 	if err := f.Sync(); err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	name := f.Name()
-	f = nil
 	if !replace {
 		// Whatever the caller checked before, checked again so that a
 		// file that appeared meanwhile is not replaced.
 		if _, err := os.Lstat(out); err == nil {
-			os.Remove(name)
 			return fmt.Errorf("pack: %s: %w", out, fs.ErrExist)
 		}
 	}
-	if err := os.Rename(name, out); err != nil {
-		os.Remove(name)
+	// Renamed while still open, and so locked: a RemoveStale of another
+	// process cannot take it before it is in place.
+	if err := os.Rename(f.Name(), out); err != nil {
 		return err
 	}
-	return nil
+	err = f.Close()
+	f = nil
+	return err
 }

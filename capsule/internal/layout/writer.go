@@ -227,16 +227,25 @@ func Rename(dir, out string, replace bool) error {
 	if !replace {
 		return fmt.Errorf("%s: %w", out, fs.ErrExist)
 	}
-	// The old one goes once the new one is in place.
-	old := dir + ".old"
+	// The old one goes once the new one is in place. Meanwhile it waits in
+	// a locked temporary directory named as the caller's (".OUT.tmp-N"),
+	// so that if this process is killed, the next one removes it.
+	grave, release, err := MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer release()
+	old := filepath.Join(grave, "old")
 	if err := os.Rename(out, old); err != nil {
+		os.Remove(grave)
 		return err
 	}
 	if err := os.Rename(dir, out); err != nil {
 		os.Rename(old, out)
+		os.Remove(grave)
 		return err
 	}
-	return os.RemoveAll(old)
+	return os.RemoveAll(grave)
 }
 
 // IsEmptyDir reports whether dir is a directory with nothing in it.
