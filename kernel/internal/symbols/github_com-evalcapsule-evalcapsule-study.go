@@ -17,6 +17,7 @@ func init() {
 		"BuildReport":    reflect.ValueOf(study.BuildReport),
 		"ComputeTables":  reflect.ValueOf(study.ComputeTables),
 		"DefaultCommand": reflect.ValueOf(&study.DefaultCommand).Elem(),
+		"ErrBusy":        reflect.ValueOf(&study.ErrBusy).Elem(),
 		"ErrIncomplete":  reflect.ValueOf(&study.ErrIncomplete).Elem(),
 		"ErrMismatch":    reflect.ValueOf(&study.ErrMismatch).Elem(),
 		"ErrRunExists":   reflect.ValueOf(&study.ErrRunExists).Elem(),
