@@ -140,7 +140,7 @@ func (e *engine) evalRaw(ctx context.Context, src string) (any, error) {
 				err = internalError{r}
 			}
 		}()
-		return e.in.EvalWithContext(ctx, src)
+		return e.evalIn(ctx, src)
 	}()
 	return v, err
 }

@@ -9,14 +9,33 @@
 // ZeroMQ (github.com/go-zeromq/zmq4, pure Go) on the five channels of the
 // connection file, bound to 127.0.0.1 unless the file names another
 // address. Every message is signed with HMAC-SHA256; an unsigned or
-// forged message is logged and dropped before it is read. Shell requests
+// forged message is logged and dropped before it is read. A signed
+// request whose content is not a JSON object of its fields is answered
+// with an error reply (ename MalformedMessage) and logged. Shell requests
 // are served one at a time; control requests (interrupt, shutdown) and the
 // heartbeat have goroutines of their own, so they are answered while a
 // cell runs. Sends are serialised per socket.
 //
+// A peer is not trusted before its messages are checked, yet zmq4
+// allocates the size a frame's header announces before reading it. The
+// sockets therefore listen through a transport of the kernel's own,
+// which follows the ZMTP 3 framing of what each peer sends and closes its
+// connection, logging why, before zmq4 reads the size of a frame or
+// message over Options.MaxMessageSize (256 MiB; 1 MiB on IOPub and the
+// heartbeat), or of a READY command over 64 KiB. A peer must send its
+// greeting and READY within 10 s; it is handshaken in a goroutine of its
+// own, so that one that never speaks keeps no other client out (zmq4
+// opened connections one at a time). A peer that leaves a message half
+// sent for 30 s, or reads nothing of what the kernel sends it for 30 s (a
+// subscriber that stalled IOPub for all), is dropped; so is one that
+// sends IOPub anything but subscriptions. A channel takes 64 connections
+// at most, and the messages being received, all connections together,
+// hold at most twice MaxMessageSize. Other clients are served throughout.
+//
 // Supported requests: kernel_info, execute (with user_expressions,
 // allow_stdin and stop_on_error), complete, inspect, is_complete,
-// history (tail, range, search), comm_info, interrupt, shutdown (and
+// history (tail, range, search; a cell or result over 1 MiB is kept cut,
+// with a line saying so), comm_info, interrupt, shutdown (and
 // restart, which the client does by starting a new process). Interrupts
 // work in both modes: interrupt_request on control ("message"), SIGINT
 // ("signal"). A cell reading standard input (fmt.Scanln, bufio on
@@ -48,13 +67,56 @@
 // a variable with the type of its value, which for an interface is the
 // dynamic type.
 //
+// # Memory and stack
+//
+// A cell with unbounded recursion, or one that allocates more than the
+// machine has, used to end the process, and every cell's state with it:
+// Go cannot refuse memory or stack to one goroutine, both are fatal
+// errors of the runtime, which no recover catches. What can be bounded
+// is bounded while a cell runs, and fails that cell only, as an
+// interrupt would, with the state of the earlier cells intact:
+//
+//   - the stacks: a cell that grows the goroutine stacks by more than
+//     Options.StackLimit (128 MiB; about a hundred thousand interpreted
+//     calls deep) is stopped with a StackOverflow. yaegi runs interpreted
+//     calls recursively on the Go stack, and Go ends the process when a
+//     stack would pass 512 MiB; the kernel reads the stacks in use every
+//     5 ms, and recursion takes a good second from the limit to that
+//     end;
+//   - the heap: a cell that takes the kernel's heap over
+//     Options.MemoryLimit (half the machine's memory, or its cgroup's) is
+//     stopped with a MemoryError, the heap read every 5 ms and garbage
+//     collected before it counts. What the cell's variables hold stays
+//     allocated until they are set to nil; a cell that starts above the
+//     limit has an eighth of it more than it started with, so that it can
+//     free them;
+//   - a make in a cell, which can ask for any size at once, is checked
+//     before it allocates (the kernel rewrites its sizes to go through a
+//     check): one that would take the heap over the limit panics with a
+//     MemoryError instead.
+//
+// What cannot be bounded in the process, and still ends it: one
+// allocation in compiled code (strings.Repeat, bytes.Repeat, a compiled
+// package's make, reflect.MakeSlice) or of a huge array type (var a
+// [1 << 36]byte, new) that the system refuses, or that the system grants
+// and the cell then fills past the machine's memory; an append that
+// doubles a slice near the limit, which allocates the new slice at once;
+// memory allocated faster than the kernel looks, within 5 ms, when that
+// passes what the machine has; recursion in compiled code, which an
+// interrupt does not stop (interpreted code calling itself through a
+// compiled function, such as a less function of sort.Slice that sorts
+// again, is stopped); and goroutines that outlive the cell that started
+// them are watched only while a later cell runs. Against those only a
+// bound outside the process, such as a cgroup's memory limit, keeps the
+// machine safe, by ending the kernel.
+//
 // # Notebooks without Jupyter
 //
 // ExecuteNotebook runs a notebook file's code cells in this process, in a
 // new interpreter with the kernel's semantics, and returns the notebook
 // with their outputs as nbconvert --execute writes it (`capsule kernel
-// execute`). The process's working directory and environment are the
-// cells' while it runs.
+// execute`), under the default memory and stack limits. The process's
+// working directory and environment are the cells' while it runs.
 //
 // # Limits
 //

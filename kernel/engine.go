@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -84,6 +85,11 @@ type engine struct {
 	shows map[string]bool
 	// serial counts executions, naming those kept out of the history.
 	serial int
+	// limits bound the memory and stack of cells.
+	limits *limits
+	// lastEval labels the goroutines of the last evaluation (see
+	// awaitStopped).
+	lastEval string
 
 	mu     sync.Mutex
 	frames []string // the panic frames yaegi printed for the running cell
@@ -110,6 +116,7 @@ func newEngine(stdout, stderr io.Writer, stdin io.Reader, goPanic func(where str
 		shows:    map[string]bool{},
 		vars:     map[string]bool{},
 		aliases:  map[string]string{},
+		limits:   newLimits(0, 0),
 	}
 	// With special stdio, os.Stdout and friends in cells are the writers
 	// given here, not the process's file descriptors (which Jupyter sends
@@ -133,7 +140,11 @@ func newEngine(stdout, stderr io.Writer, stdin io.Reader, goPanic func(where str
 		}
 		maps.Copy(e.exports, s)
 	}
-	if err := e.in.Use(interp.Exports{runtimePath + "/runtime": {"GoPanic": reflect.ValueOf(goPanic)}}); err != nil {
+	alloc := func(typ, n any, name string) int { return e.limits.alloc(typ, n, name) }
+	allocN := func(n, elem int, name string) int { return e.limits.allocN(n, elem, name) }
+	if err := e.in.Use(interp.Exports{runtimePath + "/runtime": {
+		"GoPanic": reflect.ValueOf(goPanic), "Alloc": reflect.ValueOf(alloc), "AllocN": reflect.ValueOf(allocN),
+	}}); err != nil {
 		return nil, err
 	}
 	if _, err := e.in.Eval(prelude); err != nil {
@@ -171,6 +182,8 @@ type chunk struct {
 
 // run executes one cell named name ("In[3]").
 func (e *engine) run(ctx context.Context, name, src string) outcome {
+	ctx, stop := e.limits.watch(ctx)
+	defer stop()
 	e.begin(name, src)
 	if topic, ok := helpTopic(src); ok {
 		return outcome{payload: []any{map[string]any{
@@ -182,7 +195,7 @@ func (e *engine) run(ctx context.Context, name, src string) outcome {
 	if err != nil {
 		return outcome{err: e.compileError(err)}
 	}
-	src = rewrite(src, name, items, e.isInt)
+	src = rewrite(src, name, items, e.isInt, e.declared)
 	if items, err = splitCell(src); err != nil {
 		return outcome{err: e.compileError(err)}
 	}
@@ -325,7 +338,25 @@ func (e *engine) evalAs(ctx context.Context, lhs string, line, col int, expr, ta
 		// that runs again on every later evaluation.
 		src = ";" + src
 	}
-	return e.in.EvalWithContext(ctx, src)
+	return e.evalIn(ctx, src)
+}
+
+// evalIn evaluates src under ctx. A cell stopped at a limit is its
+// *limitError, returned once the stopped evaluation has ended.
+func (e *engine) evalIn(ctx context.Context, src string) (v reflect.Value, err error) {
+	e.lastEval = labelled(ctx, func(ctx context.Context) { v, err = e.in.EvalWithContext(ctx, src) })
+	var le *limitError
+	if err != nil && errors.Is(err, context.Canceled) && errors.As(context.Cause(ctx), &le) {
+		awaitStopped(e.lastEval, unwindTimeout)
+		return v, le
+	}
+	return v, err
+}
+
+// declared reports whether a cell declared name at top level.
+func (e *engine) declared(name string) bool {
+	_, ok := e.decls[name]
+	return ok || e.vars[name]
 }
 
 // Positions. yaegi keys imports by the file name of positions, so a //line

@@ -25,7 +25,9 @@ func orTrue(b *bool) bool { return b == nil || *b }
 func (k *Kernel) execute(m *message) {
 	var req executeRequest
 	if err := json.Unmarshal(m.content, &req); err != nil {
-		k.log.Printf("execute_request: %v", err)
+		err = fmt.Errorf("%w: execute_request: %v", ErrMessage, err)
+		k.log.Printf("shell: %v", err)
+		k.replyMalformed(k.shell, m, err)
 		return
 	}
 	store := orTrue(req.StoreHistory) && !req.Silent

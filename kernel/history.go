@@ -2,18 +2,31 @@ package kernel
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // maxHistory bounds the entries kept from earlier sessions.
 const maxHistory = 10000
+
+// maxHistoryText bounds the input and the output of an entry: a larger
+// cell is kept cut, with a line saying so.
+const maxHistoryText = 1 << 20
+
+// maxHistoryLine is the longest line of the file read back. Lines are at
+// most a few MiB since entries are cut; a longer line, from an older
+// version, is skipped.
+const maxHistoryLine = 16 << 20
 
 // history is what history_request reads: the cells run in this session
 // and, when a file keeps them, in earlier ones. A session is one kernel
@@ -59,31 +72,80 @@ func openHistory(file, kernel string) (*history, error) {
 	}
 	defer f.Close()
 	sessions := map[string]int{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		var r histRecord
-		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Kernel == "" {
-			continue // a line cut short by a crash
+	r := bufio.NewReaderSize(f, 64<<10)
+	for {
+		line, err := readLine(r, maxHistoryLine)
+		var rec histRecord
+		if line != nil && json.Unmarshal(line, &rec) == nil && rec.Kernel != "" {
+			n, ok := sessions[rec.Kernel]
+			if !ok {
+				n = len(sessions) + 1
+				sessions[rec.Kernel] = n
+			}
+			h.entries = append(h.entries, histEntry{n, rec.Line, rec.Input, rec.Output})
+		} // else a line cut short by a crash, or too long
+		if err == io.EOF {
+			break
 		}
-		n, ok := sessions[r.Kernel]
-		if !ok {
-			n = len(sessions) + 1
-			sessions[r.Kernel] = n
+		if err != nil {
+			h.file = ""
+			return h, err
 		}
-		h.entries = append(h.entries, histEntry{n, r.Line, r.Input, r.Output})
 	}
 	if len(h.entries) > maxHistory {
 		h.entries = h.entries[len(h.entries)-maxHistory:]
 	}
 	h.session = len(sessions) + 1
-	return h, sc.Err()
+	return h, nil
+}
+
+// readLine returns the next line of r without its newline, or nil for a
+// line longer than limit, which it skips.
+func readLine(r *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	long := false
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !long {
+			if len(line)+len(chunk) > limit+1 {
+				long, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if long {
+			return nil, err
+		}
+		if err == io.EOF && len(line) == 0 {
+			return nil, err
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), err
+	}
+}
+
+// cut returns s, or its first maxHistoryText bytes (whole characters)
+// and a line saying what was cut.
+func cut(s string) string {
+	if len(s) <= maxHistoryText {
+		return s
+	}
+	n := maxHistoryText
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + fmt.Sprintf("\n// [history: cut to the first %s of %s]", formatBytes(int64(n)), formatBytes(int64(len(s))))
 }
 
 // add records cell line of this session, and appends it to the file. One
 // write per line, with O_APPEND, so that kernels sharing the file do not
 // interleave within a line.
+// A large input or output is kept cut (see maxHistoryText), in memory
+// and in the file alike.
 func (h *history) add(line int, input, output string) {
+	input, output = cut(input), cut(output)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.entries = append(h.entries, histEntry{h.session, line, input, output})

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,8 +25,35 @@ type Options struct {
 	// errors. Default os.Stderr, which Jupyter shows in its own log.
 	Log io.Writer
 	// HistoryFile keeps the cells of every session, one JSON line each,
-	// for history_request; "" keeps this session's only, in memory.
+	// for history_request; "" keeps this session's only, in memory. A
+	// cell or result over 1 MiB is kept cut, with a line saying so.
 	HistoryFile string
+
+	// MaxMessageSize bounds, in bytes, a message a peer sends on the
+	// shell, control and stdin channels, frames and ZeroMQ framing
+	// together (IOPub and the heartbeat take 1 MiB at most): the
+	// connection of a peer that announces a larger frame is closed
+	// before the frame is read, signed or not. Default 256 MiB, far more
+	// than a Jupyter client sends (a cell of 16 MB with its outputs is a
+	// large one); negative: no limit.
+	MaxMessageSize int64
+	// MemoryLimit bounds, in bytes, the heap of the kernel (the
+	// interpreter and the values of cells) while a cell runs: a cell
+	// that takes it over is stopped with a MemoryError, and a make that
+	// would is refused. Default half the memory of the machine (or of
+	// its cgroup); negative: no limit. See the package documentation for
+	// what it cannot bound.
+	MemoryLimit int64
+	// StackLimit bounds, in bytes, the goroutine stacks a cell adds while
+	// it runs (deep recursion): a cell that passes it is stopped with a
+	// StackOverflow. Default 128 MiB, at most 256 MiB (Go ends the
+	// process when a goroutine's stack would pass 512 MiB); negative: no
+	// limit.
+	StackLimit int64
+
+	// For tests: the guard's timeouts and connection limit.
+	handshakeTimeout, stallTimeout time.Duration
+	maxConns                       int
 }
 
 // Kernel is a running Jupyter kernel: five sockets and a Go interpreter.
@@ -78,17 +106,22 @@ func New(ctx context.Context, opts Options) (*Kernel, error) {
 		done:       make(chan struct{}),
 	}
 	zlog := log.New(opts.Log, "capsule kernel: zmq4: ", log.LstdFlags)
+	g := newGuard(opts, k.log.Printf)
+	small := g.maxMessage
+	if small > 0 {
+		small = min(small, smallChannelLimit)
+	}
 	var err error
-	bind := func(ch **channel, name string, kind zmq4.SocketType, port int) {
+	bind := func(ch **channel, name string, kind zmq4.SocketType, port int, limit int64) {
 		if err == nil {
-			*ch, err = listen(ctx, name, kind, c.endpoint(port), zlog)
+			*ch, err = listen(ctx, name, kind, c.endpoint(port), zlog, g, limit)
 		}
 	}
-	bind(&k.shell, "shell", zmq4.Router, c.ShellPort)
-	bind(&k.control, "control", zmq4.Router, c.ControlPort)
-	bind(&k.stdin, "stdin", zmq4.Router, c.StdinPort)
-	bind(&k.iopub, "iopub", zmq4.Pub, c.IOPubPort)
-	bind(&k.hb, "heartbeat", zmq4.Rep, c.HBPort)
+	bind(&k.shell, "shell", zmq4.Router, c.ShellPort, g.maxMessage)
+	bind(&k.control, "control", zmq4.Router, c.ControlPort, g.maxMessage)
+	bind(&k.stdin, "stdin", zmq4.Router, c.StdinPort, g.maxMessage)
+	bind(&k.iopub, "iopub", zmq4.Pub, c.IOPubPort, small)
+	bind(&k.hb, "heartbeat", zmq4.Rep, c.HBPort, small)
 	if err != nil {
 		k.closeSockets()
 		return nil, err
@@ -104,6 +137,7 @@ func New(ctx context.Context, opts Options) (*Kernel, error) {
 		k.closeSockets()
 		return nil, err
 	}
+	k.engine.limits = newLimits(opts.MemoryLimit, opts.StackLimit)
 	return k, nil
 }
 
@@ -195,6 +229,9 @@ func (k *Kernel) serve(ch *channel, handle func(*message)) {
 			k.log.Printf("%s: rejected a message: %v", ch.name, err)
 			continue
 		}
+		if m.malformed != nil {
+			k.log.Printf("%s: %v", ch.name, m.malformed)
+		}
 		handle(m)
 	}
 }
@@ -215,6 +252,10 @@ func (k *Kernel) shellLoop() {
 func (k *Kernel) handleShell(m *message) {
 	k.publish(m, "status", map[string]any{"execution_state": "busy"})
 	defer k.publish(m, "status", map[string]any{"execution_state": "idle"})
+	if m.malformed != nil {
+		k.replyMalformed(k.shell, m, m.malformed)
+		return
+	}
 	switch m.header.MsgType {
 	case "execute_request":
 		k.execute(m)
@@ -251,6 +292,10 @@ func (k *Kernel) handleShell(m *message) {
 // handleControl answers control requests as they come, also while a cell
 // runs: that is what makes interrupt and shutdown work.
 func (k *Kernel) handleControl(m *message) {
+	if m.malformed != nil {
+		k.replyMalformed(k.control, m, m.malformed)
+		return
+	}
 	switch m.header.MsgType {
 	case "interrupt_request":
 		k.Interrupt()
@@ -287,6 +332,28 @@ func (k *Kernel) handleStdin(m *message) {
 	default:
 		k.log.Printf("stdin: an input_reply came with no input pending")
 	}
+}
+
+// enameMalformed is the error of a reply to a request the kernel could not
+// read.
+const enameMalformed = "MalformedMessage"
+
+// replyMalformed answers a request whose content the kernel cannot read
+// with an error reply of the request's type ("execute_request":
+// "execute_reply"); other messages have no reply.
+func (k *Kernel) replyMalformed(ch *channel, m *message, err error) {
+	base, ok := strings.CutSuffix(m.header.MsgType, "_request")
+	if !ok {
+		return
+	}
+	content := map[string]any{"status": "error", "ename": enameMalformed, "evalue": err.Error(),
+		"traceback": []string{red(enameMalformed + ": " + err.Error())}}
+	if base == "execute" {
+		k.mu.Lock()
+		content["execution_count"] = k.count
+		k.mu.Unlock()
+	}
+	k.reply(ch, m, base+"_reply", content)
 }
 
 // reply sends a reply to m back to its sender on ch.

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -39,6 +40,9 @@ type message struct {
 	metadata  json.RawMessage
 	content   json.RawMessage
 	buffers   [][]byte
+	// malformed says why the content is not what the protocol says (a
+	// JSON object): the request is answered with an error.
+	malformed error
 }
 
 // signer signs and checks messages with the connection key.
@@ -87,7 +91,25 @@ func (s signer) decode(frames [][]byte) (*message, error) {
 	if m.header.MsgType == "" {
 		return nil, fmt.Errorf("%w: header has no msg_type", ErrMessage)
 	}
+	if err := checkObject(m.content); err != nil {
+		m.malformed = fmt.Errorf("%w: the content of this %s is not a JSON object: %v", ErrMessage, m.header.MsgType, err)
+	}
 	return m, nil
+}
+
+// checkObject reports why b is not a JSON object.
+func checkObject(b []byte) error {
+	if json.Valid(b) {
+		if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+			return nil
+		}
+		return errors.New("another JSON value")
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	return errors.New("invalid JSON")
 }
 
 // encode returns the frames of a message of type msgType with content,

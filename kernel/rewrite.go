@@ -6,7 +6,9 @@ import (
 	"go/parser"
 	"go/scanner"
 	"go/token"
+	"go/types"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -46,17 +48,25 @@ type edit struct {
 //     a function literal called at once: at the top level, yaegi puts
 //     those variables in the cell's scope, where they clobber the cell's
 //     own, and fails on multi-value ones ("undefined");
+//   - the size arguments of make go through __kernel.Alloc, which checks
+//     them against the memory limit before anything is allocated:
+//     make([]T, n) becomes make([]T, __kernel.Alloc(([]T)(nil), n, "[]T")),
+//     or __kernel.AllocN(int(n), 8, "[]int") when the syntax gives the
+//     size of an element, and a literal size that is small stays as it is;
+//     unless a cell declared a make of its own (declared says which
+//     names earlier cells declared);
 //   - main is renamed (see mainName).
 //
 // Items that do not parse are left alone: yaegi reports their error.
-func rewrite(src, cell string, items []item, isInt func(name string) bool) string {
+func rewrite(src, cell string, items []item, isInt, declared func(name string) bool) string {
 	var edits []edit
 	copies := 0
+	checkMake := declared == nil || !declared("make")
 	for _, it := range items {
 		if it.kind != itemStmt && it.kind != itemDecl {
 			continue
 		}
-		edits = append(edits, rewriteItem(src, cell, it, &copies, isInt)...)
+		edits = append(edits, rewriteItem(src, cell, it, &copies, isInt, checkMake)...)
 	}
 	edits = append(edits, renameMain(src)...)
 	if len(edits) == 0 {
@@ -79,7 +89,7 @@ func rewrite(src, cell string, items []item, isInt func(name string) bool) strin
 	return out
 }
 
-func rewriteItem(src, cell string, it item, copies *int, isInt func(string) bool) []edit {
+func rewriteItem(src, cell string, it item, copies *int, isInt func(string) bool, checkMake bool) []edit {
 	text := src[it.start:it.end]
 	prefix := "package p;"
 	if it.kind == itemStmt {
@@ -189,6 +199,39 @@ func rewriteItem(src, cell string, it item, copies *int, isInt func(string) bool
 			k := src[off(r.Key.Pos()):off(r.Key.End())]
 			edits = append(edits, edit{off: off(r.Key.Pos()), del: off(r.X.End()) - off(r.Key.Pos()),
 				ins: fmt.Sprintf("%s = 0; %s < %s; %s++", k, k, x, k)})
+		}
+		return true
+	})
+
+	// A make asks for its memory first. The type is written again, on the
+	// same line.
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || !checkMake || len(call.Args) < 2 {
+			return true
+		}
+		if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != "make" || id.Obj != nil {
+			return true
+		}
+		typ := src[off(call.Args[0].Pos()):off(call.Args[0].End())]
+		elem, known := makeElemSize(call.Args[0])
+		if !known && strings.Contains(typ, "\n") {
+			return true
+		}
+		name := strconv.Quote(types.ExprString(call.Args[0]))
+		for _, a := range call.Args[1:] {
+			if lit, ok := a.(*ast.BasicLit); ok && lit.Kind == token.INT {
+				if n, err := strconv.ParseInt(lit.Value, 0, 64); err == nil && (n == 0 || known && n*elem < 1<<20) {
+					continue
+				}
+			}
+			if known {
+				insert(a.Pos(), "__kernel.AllocN(int(")
+				insert(a.End(), fmt.Sprintf("), %d, %s)", elem, name))
+			} else {
+				insert(a.Pos(), "__kernel.Alloc(("+typ+")(nil), ")
+				insert(a.End(), ", "+name+")")
+			}
 		}
 		return true
 	})
@@ -317,6 +360,49 @@ func intExpr(x ast.Expr, isInt func(string) bool) bool {
 		return isInt != nil && isInt(x.Name)
 	}
 	return false
+}
+
+// makeElemSize is the size of an element of the type made, typ, when the
+// type says it: a slice, map or channel of predeclared types, pointers,
+// slices and the like, but not of named or array types.
+func makeElemSize(typ ast.Expr) (int64, bool) {
+	switch t := ast.Unparen(typ).(type) {
+	case *ast.ArrayType:
+		if t.Len == nil {
+			return typeSize(t.Elt)
+		}
+	case *ast.ChanType:
+		return typeSize(t.Value)
+	case *ast.MapType:
+		k, ok1 := typeSize(t.Key)
+		v, ok2 := typeSize(t.Value)
+		return k + v, ok1 && ok2
+	}
+	return 0, false
+}
+
+// typeSize is the size of a value of type t on a 64-bit machine, for the
+// types whose size the syntax says.
+func typeSize(t ast.Expr) (int64, bool) {
+	switch t := ast.Unparen(t).(type) {
+	case *ast.Ident:
+		n, ok := predeclaredSizes[t.Name]
+		return n, ok
+	case *ast.StarExpr, *ast.MapType, *ast.ChanType, *ast.FuncType:
+		return 8, true
+	case *ast.InterfaceType:
+		return 16, true
+	case *ast.ArrayType:
+		return 24, t.Len == nil
+	}
+	return 0, false
+}
+
+var predeclaredSizes = map[string]int64{
+	"bool": 1, "int8": 1, "uint8": 1, "byte": 1, "int16": 2, "uint16": 2,
+	"int32": 4, "uint32": 4, "rune": 4, "float32": 4,
+	"int": 8, "uint": 8, "int64": 8, "uint64": 8, "uintptr": 8, "float64": 8, "complex64": 8,
+	"complex128": 16, "string": 16, "any": 16, "error": 16,
 }
 
 // closures returns what in body runs after the iteration that started it

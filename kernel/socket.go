@@ -24,9 +24,14 @@ type channel struct {
 	mu   sync.Mutex
 }
 
-// listen binds a socket of kind on endpoint; zmq4 logs its own
-// connection errors to logger.
-func listen(ctx context.Context, name string, kind zmq4.SocketType, endpoint string, logger *log.Logger) (*channel, error) {
+// listen binds a socket of kind on endpoint, through g, which refuses
+// messages over limit bytes (0: none); zmq4 logs its own connection
+// errors to logger.
+func listen(ctx context.Context, name string, kind zmq4.SocketType, endpoint string, logger *log.Logger, g *guard, limit int64) (*channel, error) {
+	guarded, err := g.endpoint(name, endpoint, limit, kind == zmq4.Pub)
+	if err != nil {
+		return nil, fmt.Errorf("%s channel: %w", name, err)
+	}
 	opts := []zmq4.Option{zmq4.WithTimeout(sendTimeout), zmq4.WithLogger(logger)}
 	var sock zmq4.Socket
 	switch kind {
@@ -37,7 +42,7 @@ func listen(ctx context.Context, name string, kind zmq4.SocketType, endpoint str
 	default:
 		sock = zmq4.NewRep(ctx, opts...)
 	}
-	if err := sock.Listen(endpoint); err != nil {
+	if err := sock.Listen(guarded); err != nil {
 		sock.Close()
 		return nil, fmt.Errorf("%s channel: %w", name, err)
 	}

@@ -70,7 +70,7 @@ func TestCompleteness(t *testing.T) {
 func TestRewrite(t *testing.T) {
 	src := "for i := 0; i < 3; i++ {\n\tgo work(i)\n}\nfunc main() {}\nmain()"
 	items, _ := splitCell(src)
-	out := rewrite(src, "In[1]", items, nil)
+	out := rewrite(src, "In[1]", items, nil, nil)
 	if strings.Count(out, "\n") != strings.Count(src, "\n") {
 		t.Errorf("lines changed:\n%s", out)
 	}
@@ -81,7 +81,7 @@ func TestRewrite(t *testing.T) {
 	}
 	src = "for k := range 3 {}\nfor range n {}\nfor _, v := range xs {}"
 	items, _ = splitCell(src)
-	out = rewrite(src, "In[2]", items, func(name string) bool { return name == "n" })
+	out = rewrite(src, "In[2]", items, func(name string) bool { return name == "n" }, nil)
 	for _, want := range []string{"for k, __rn", ":= (3)-(3), 3; k < __rn", "; k++ {}", "for __ri", ":= (n)-(n), n; __ri", "range xs"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("rewritten cell lacks %q:\n%s", want, out)
@@ -89,7 +89,7 @@ func TestRewrite(t *testing.T) {
 	}
 	src = "a, _ := f()\nvar b, c = f()\nvar (\n\td, e = f()\n)\nif x, y := f(); y {\n}\nfor {\n\tbreak\n}"
 	items, _ = splitCell(src)
-	out = rewrite(src, "In[3]", items, nil)
+	out = rewrite(src, "In[3]", items, nil, nil)
 	if strings.Count(out, "\n") != strings.Count(src, "\n") {
 		t.Errorf("lines changed:\n%s", out)
 	}
@@ -98,6 +98,22 @@ func TestRewrite(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("rewritten cell lacks %q:\n%s", want, out)
 		}
+	}
+	src = "b := make([]byte, n)\nfunc g(k uint) []P { return make([]P, 0, k) }\nc := make(chan [2]int, 3)\nm := make(map[string]int, 10)\nz := make([]int, 0, 1<<30)"
+	items, _ = splitCell(src)
+	out = rewrite(src, "In[4]", items, nil, nil)
+	if strings.Count(out, "\n") != strings.Count(src, "\n") {
+		t.Errorf("lines changed:\n%s", out)
+	}
+	for _, want := range []string{`make([]byte, __kernel.AllocN(int(n), 1, "[]byte"))`, `make([]P, 0, __kernel.Alloc(([]P)(nil), k, "[]P"))`,
+		`make(chan [2]int, __kernel.Alloc((chan [2]int)(nil), 3, "chan [2]int"))`, "make(map[string]int, 10)",
+		`make([]int, 0, __kernel.AllocN(int(1<<30), 8, "[]int"))`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rewritten cell lacks %q:\n%s", want, out)
+		}
+	}
+	if out := rewrite(src, "In[5]", items, nil, func(name string) bool { return name == "make" }); out != src {
+		t.Errorf("a make of the cells' own was rewritten:\n%s", out)
 	}
 }
 

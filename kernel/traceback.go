@@ -55,7 +55,10 @@ func (e *engine) cellError(err error) *cellError {
 	var p interp.Panic
 	var ie internalError
 	var re resultError
+	var le *limitError
 	switch {
+	case errors.As(err, &le):
+		return &cellError{name: le.ename, value: le.msg, traceback: []string{red(le.ename + ": " + le.msg)}}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return &cellError{name: enameInterrupt, value: "the cell was interrupted",
 			traceback: []string{red(enameInterrupt + ": the cell was interrupted")}}
@@ -68,7 +71,11 @@ func (e *engine) cellError(err error) *cellError {
 		if pe, ok := p.Value.(error); ok {
 			value = pe.Error()
 		}
-		tb := []string{red("panic: " + value), ""}
+		name := enamePanic
+		if le, ok := p.Value.(*limitError); ok {
+			name = le.ename // a make refused
+		}
+		tb := []string{red(name + ": " + value), ""}
 		e.mu.Lock()
 		frames := e.frames
 		e.mu.Unlock()
@@ -80,7 +87,7 @@ func (e *engine) cellError(err error) *cellError {
 			}
 			tb = append(tb, e.excerpt(m[1], m[2], "in "+fn)...)
 		}
-		return &cellError{name: enamePanic, value: value, traceback: tb}
+		return &cellError{name: name, value: value, traceback: tb}
 	case errors.As(err, &ie):
 		return &cellError{name: enameInternal, value: ie.Error(), traceback: []string{red(enameInternal + ": " + ie.Error()),
 			"yaegi, the interpreter, cannot run this code; rewriting it may help (for example, range over an int: for i := 0; i < n; i++)."}}

@@ -1,7 +1,8 @@
 """Checks of the evalcapsule Go kernel through Debian's jupyter_client, for
 what the conformance suite does not cover: interrupts in both modes,
 restart, shutdown, stdin, history, display updates, forged messages, the
-cells aborted behind a failing one.
+cells aborted behind a failing one, malformed requests, hostile peers and
+cells.
 
 Run by TestClient (kernel/jupyter_test.go) as
     JUPYTER_PATH=<prefix>/share/jupyter /usr/bin/python3 -m unittest -v client_checks
@@ -12,6 +13,8 @@ with "signal".
 
 import os
 import queue
+import socket
+import struct
 import tempfile
 import time
 import unittest
@@ -265,6 +268,53 @@ class ClientChecks(unittest.TestCase):
             self.assertEqual(reply["status"], "error")
             reply, _ = self.k.run("6 * 7")
             self.assertEqual(reply["status"], "ok")
+
+    def test_malformed_request(self):
+        # Signed, but the content is not JSON: an error reply, not silence.
+        kc = self.k.kc
+        s = kc.session
+        header = s.msg_header("execute_request")
+        s.send_raw(kc.shell_channel.socket, [s.pack(header), s.pack({}), s.pack({}), b"this is not JSON"])
+        m = self.k.shell_reply(header["msg_id"])
+        self.assertEqual(m["msg_type"], "execute_reply")
+        self.assertEqual(m["content"]["status"], "error")
+        self.assertEqual(m["content"]["ename"], "MalformedMessage")
+        self.assertIn("not a JSON object", m["content"]["evalue"])
+        self.assertIn("not a JSON object", self.k.log_text())
+        reply, _ = self.k.run("6 * 7")
+        self.assertEqual(reply["status"], "ok")
+
+    def test_oversized_frame(self):
+        # A greeting, then a frame header claiming 2^40 bytes: the kernel
+        # closes the connection instead of allocating, and runs on.
+        reply, _ = self.k.run("kept := 41")
+        self.assertEqual(reply["status"], "ok")
+        port = self.k.km.get_connection_info()["shell_port"]
+        with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as c:
+            c.sendall(b"\xff" + bytes(8) + b"\x7f\x03\x00NULL" + bytes(16) + b"\x00" + bytes(31))
+            c.sendall(b"\x06" + struct.pack(">Q", 1 << 40))
+            data = b"x"
+            while data:  # the kernel's greeting, then the end
+                data = c.recv(4096)
+        reply, msgs = self.k.run("kept + 1")
+        self.assertEqual(reply["status"], "ok")
+        self.assertEqual(outputs(msgs, "execute_result")[0]["data"]["text/plain"], "42")
+        self.assertIn("a frame of 1099511627776 bytes", self.k.log_text())
+
+    def test_hostile_cells(self):
+        # Unbounded recursion and a huge make fail their cell only.
+        reply, _ = self.k.run("kept := 41")
+        self.assertEqual(reply["status"], "ok")
+        reply, msgs = self.k.run("func f(n int) int { return f(n+1) + 1 }\nf(0)")
+        self.assertEqual(reply["status"], "error")
+        self.assertEqual(reply["ename"], "StackOverflow")
+        self.assertIn("of stack", outputs(msgs, "error")[0]["evalue"])
+        reply, _ = self.k.run("b := make([]byte, 1<<50)")
+        self.assertEqual(reply["ename"], "MemoryError")
+        self.assertIn("refused: 1 PiB", reply["evalue"])
+        reply, msgs = self.k.run("kept + 1")
+        self.assertEqual(reply["status"], "ok")
+        self.assertEqual(outputs(msgs, "execute_result")[0]["data"]["text/plain"], "42")
 
     def test_comm_info(self):
         self.k.kc.comm_info()
