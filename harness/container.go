@@ -21,8 +21,13 @@ import (
 type ContainerRunner struct {
 	// Engine is "podman", "docker" or "apptainer".
 	Engine string
-	// Image is the image reference, name@sha256:... .
+	// Image is the image reference, name@sha256:... : the image of every
+	// run whose record names none of its own (a study's step or variant
+	// may pin another lm-eval, in its own image), and of every run when
+	// Fixed.
 	Image string
+	// Fixed runs every run in Image, whatever image its record names.
+	Fixed bool
 	// AllowTag accepts an image given by tag (its digest is still recorded).
 	AllowTag bool
 	// GPUs passes the host's GPUs: podman --device nvidia.com/gpu=all (CDI),
@@ -117,6 +122,9 @@ func (c ContainerRunner) Args(dir, name string) ([]string, error) {
 
 // Run runs the job in a container and records the image's digests.
 func (c ContainerRunner) Run(ctx context.Context, dir string, progress func(Progress)) error {
+	if rec, err := ReadRecord(dir); err == nil && !c.Fixed && rec.Image != nil && rec.Image.Ref != "" {
+		c.Image = rec.Image.Ref
+	}
 	if err := c.CheckImage(); err != nil {
 		return err
 	}

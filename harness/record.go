@@ -32,6 +32,11 @@ type RunRecord struct {
 	Status string  `json:"status"`
 	Label  string  `json:"label,omitempty"`
 	Spec   RunSpec `json:"spec"`
+	// Identity is the hash of everything the study pins that can change
+	// the run's outputs (settings, lm-eval, model, the simulated backend),
+	// computed when the run was planned: a run whose identity changed is
+	// stale, never reused.
+	Identity string `json:"identity,omitempty"`
 	// Argv is the exact lm-eval command line, program name first.
 	Argv      []string     `json:"argv"`
 	Harness   HarnessInfo  `json:"harness"`

@@ -1,6 +1,7 @@
 package study
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -23,7 +24,8 @@ var DefaultCommand = []string{"lm_eval"}
 // lm-eval version takes for the run's settings, with its output written to
 // outputPath.
 func (s *Study) Argv(pr PlannedRun, command []string, outputPath string) ([]string, error) {
-	version, err := harness.ParseVersion(s.Harness.Version)
+	v := cmp.Or(pr.Harness.Version, s.Harness.Version)
+	version, err := harness.ParseVersion(v)
 	if err != nil {
 		return nil, &Error{Path: s.Path, Field: "harness.version", Msg: err.Error()}
 	}
@@ -63,8 +65,15 @@ func (s *Study) CheckRecord(pr PlannedRun, rec *harness.RunRecord) []string {
 	if rec.Name != pr.Name {
 		out = append(out, fmt.Sprintf("names itself %q, not %q", rec.Name, pr.Name))
 	}
-	if !reflect.DeepEqual(rec.Spec, pr.Spec) {
+	sameSpec := reflect.DeepEqual(rec.Spec, pr.Spec)
+	if !sameSpec {
 		out = append(out, "settings differ from what study.yaml plans: "+specDiff(rec.Spec, pr.Spec))
+	}
+	version := cmp.Or(pr.Harness.Version, s.Harness.Version)
+	if rec.Harness.Version != version {
+		out = append(out, fmt.Sprintf("lm-eval %s, where study.yaml plans %s", rec.Harness.Version, version))
+	} else if sameSpec && rec.Identity != "" && rec.Identity != s.Identity(pr, rec.Simulated) {
+		out = append(out, "not what study.yaml plans now: "+s.staleness(pr, rec, rec.Simulated))
 	}
 	outputPath, ok := flagValue(rec.Argv, "--output_path")
 	if !ok {
@@ -79,7 +88,7 @@ func (s *Study) CheckRecord(pr PlannedRun, rec *harness.RunRecord) []string {
 	switch {
 	case n < 0 || !slices.Equal(rec.Argv[n:], want):
 		out = append(out, fmt.Sprintf("the command line %s is not the one study.yaml's settings give lm-eval %s: %s",
-			quote.Argv(rec.Argv), s.Harness.Version, quote.Argv(append(slices.Clone(DefaultCommand), want...))))
+			quote.Argv(rec.Argv), cmp.Or(pr.Harness.Version, s.Harness.Version), quote.Argv(append(slices.Clone(DefaultCommand), want...))))
 	case !isLMEvalCommand(rec.Argv[:n]):
 		out = append(out, fmt.Sprintf("the command line starts %s, which is not lm_eval or python -m lm_eval", quote.Argv(rec.Argv[:n])))
 	}

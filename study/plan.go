@@ -23,6 +23,9 @@ type PlannedRun struct {
 	// change.
 	Label string
 	Spec  harness.RunSpec
+	// Harness is the lm-eval the run pins: the study's, or the one a step
+	// (and the steps after it) or the variant sets.
+	Harness HarnessRef
 }
 
 // Dir returns the run's directory in the study.
@@ -43,17 +46,18 @@ func (s *Study) Plan() []PlannedRun {
 			}
 		}
 	}
-	runs := []PlannedRun{{Name: "baseline", Role: "baseline", Label: "baseline", Spec: base}}
-	spec := base
+	runs := []PlannedRun{{Name: "baseline", Role: "baseline", Label: "baseline", Spec: base, Harness: s.Harness}}
+	spec, h := base, s.Harness
 	for i, st := range s.Steps {
 		if st.Rescore != nil {
 			continue
 		}
-		spec = st.Set.Apply(spec)
-		runs = append(runs, PlannedRun{Name: fmt.Sprintf("step-%d-%s", i+1, slug(st.Name)), Role: "step", Index: i + 1, Label: st.Name, Spec: spec})
+		spec, h = st.Set.Apply(spec), st.Set.Harness(h)
+		runs = append(runs, PlannedRun{Name: fmt.Sprintf("step-%d-%s", i+1, slug(st.Name)), Role: "step", Index: i + 1, Label: st.Name, Spec: spec, Harness: h})
 	}
 	for i, v := range s.Variants {
-		runs = append(runs, PlannedRun{Name: fmt.Sprintf("variant-%d-%s", i+1, slug(v.Name)), Role: "variant", Index: i + 1, Label: v.Name, Spec: v.Set.Apply(base)})
+		runs = append(runs, PlannedRun{Name: fmt.Sprintf("variant-%d-%s", i+1, slug(v.Name)), Role: "variant", Index: i + 1, Label: v.Name,
+			Spec: v.Set.Apply(base), Harness: v.Set.Harness(s.Harness)})
 	}
 	return runs
 }

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"reflect"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,7 +32,12 @@ type SweepOptions struct {
 	Events func(RunEvent)
 	// Command is how lm-eval is started, recorded before its arguments in
 	// run.json's argv (default "lm_eval"; "python3 -m lm_eval" works too).
+	// A run whose harness names a Python interpreter is started with it
+	// (PYTHON -m lm_eval) by the local and Slurm runners.
 	Command []string
+	// KeepStale refuses to run again a done run whose record is not what
+	// the study plans now (its identity changed) instead of re-running it.
+	KeepStale bool
 }
 
 // RunEvent is a change in one run of a sweep.
@@ -45,7 +50,10 @@ type RunEvent struct {
 
 // RunOutcome is how one run of a sweep ended.
 type RunOutcome struct {
-	Run      PlannedRun
+	Run PlannedRun
+	// Stale says why a done run was run again: what changed in the study
+	// since it was done ("" for a run that was not done).
+	Stale    string
 	Status   string // done, failed, interrupted, skipped (done before)
 	Duration time.Duration
 	Err      error
@@ -100,22 +108,29 @@ func Sweep(ctx context.Context, s *Study, opts SweepOptions) (*SweepResult, erro
 	}
 	// Everything that can be checked is checked before anything runs.
 	type job struct {
-		pr   PlannedRun
-		dir  string
-		rec  *harness.RunRecord
-		skip bool
+		pr    PlannedRun
+		dir   string
+		rec   *harness.RunRecord
+		skip  bool
+		stale string
 	}
 	var jobs []job
+	var kept []string
 	for _, pr := range plan {
 		dir := s.RunDir(pr)
-		argv, err := s.Argv(pr, opts.Command, dir+"/"+harness.OutputDir)
+		command := opts.Command
+		if pr.Harness.Python != "" && (opts.RunnerKind == "local" || opts.RunnerKind == "slurm") {
+			command = []string{pr.Harness.Python, "-m", "lm_eval"}
+		}
+		argv, err := s.Argv(pr, command, dir+"/"+harness.OutputDir)
 		if err != nil {
 			return nil, err
 		}
 		rec := &harness.RunRecord{
 			Name: pr.Name, Label: pr.Label, Status: harness.StatusPlanned, Spec: pr.Spec,
+			Identity:  s.Identity(pr, opts.Simulated),
 			Argv:      argv,
-			Harness:   harness.HarnessInfo{Version: s.Harness.Version, Commit: s.Harness.Commit},
+			Harness:   harness.HarnessInfo{Version: pr.Harness.Version, Commit: pr.Harness.Commit},
 			Model:     harness.ModelInfo{ID: s.Model.ID, Revision: s.Model.Revision},
 			Seeds:     pr.Spec.Seed,
 			Runner:    harness.RunnerInfo{Kind: opts.RunnerKind},
@@ -124,18 +139,34 @@ func Sweep(ctx context.Context, s *Study, opts SweepOptions) (*SweepResult, erro
 		if opts.Simulated {
 			rec.Harness.Source = "simulated"
 		}
+		if pr.Harness.Image != "" && opts.RunnerKind == "container" {
+			// The image this run's lm-eval is in: the container runner
+			// takes it over its own default.
+			rec.Image = &harness.ImageInfo{Ref: pr.Harness.Image}
+		}
 		old, err := harness.ReadRecord(dir)
 		switch {
 		case err == nil && old.Status == harness.StatusDone:
-			if !reflect.DeepEqual(old.Spec, pr.Spec) || old.Simulated != opts.Simulated {
-				return nil, fmt.Errorf("%s: %w: it was done with other settings than the study plans now; remove the directory (or rename the step) to run it again", dir, ErrRunExists)
+			why := s.staleness(pr, old, opts.Simulated)
+			if why == "" {
+				jobs = append(jobs, job{pr: pr, dir: dir, rec: old, skip: true})
+				continue
 			}
-			jobs = append(jobs, job{pr: pr, dir: dir, rec: old, skip: true})
+			if opts.KeepStale {
+				kept = append(kept, fmt.Sprintf("%s (%s)", pr.Name, why))
+				continue
+			}
+			// Run again; the old output stays until the new one is done.
+			jobs = append(jobs, job{pr: pr, dir: dir, rec: rec, stale: why})
 			continue
 		case err != nil && !errors.Is(err, os.ErrNotExist):
 			return nil, err
 		}
 		jobs = append(jobs, job{pr: pr, dir: dir, rec: rec})
+	}
+	if len(kept) > 0 {
+		return nil, fmt.Errorf("%w: done with other settings than the study plans now, and KeepStale: %s; run without it to run them again",
+			ErrRunExists, strings.Join(kept, "; "))
 	}
 	var mu sync.Mutex
 	emit := func(ev RunEvent) {
@@ -162,12 +193,15 @@ func Sweep(ctx context.Context, s *Study, opts SweepOptions) (*SweepResult, erro
 			defer wg.Done()
 			for i := range next {
 				j := jobs[i]
-				out := RunOutcome{Run: j.pr}
+				out := RunOutcome{Run: j.pr, Stale: j.stale}
 				if ctx.Err() != nil {
 					out.Status = harness.StatusInterrupted
 					out.Err = ctx.Err()
 					sweep.Runs[i] = out
 					continue
+				}
+				if j.stale != "" {
+					emit(RunEvent{Run: j.pr, Status: "stale", Err: errors.New(j.stale)})
 				}
 				t0 := time.Now()
 				if err := os.MkdirAll(j.dir, 0o755); err != nil {

@@ -56,11 +56,15 @@ type Claim struct {
 	Line     int      `json:"-"`
 }
 
-// HarnessRef pins lm-eval.
+// HarnessRef pins lm-eval: its version, optionally the commit of a
+// checkout, the container image (name@sha256:…) the container runner runs,
+// and the Python interpreter (of a virtual environment with that version
+// installed) the local and Slurm runners start it with.
 type HarnessRef struct {
 	Version string `json:"version"`
 	Commit  string `json:"commit,omitempty"`
 	Image   string `json:"image,omitempty"`
+	Python  string `json:"python,omitempty"`
 }
 
 // RunnerSpec says where runs execute; Options holds the runner's own settings
@@ -161,6 +165,7 @@ var SettingNames = map[string]string{
 	"trust_remote_code":       "true or false",
 	"confirm_run_unsafe_code": "true or false",
 	"bootstrap_iters":         "an integer",
+	"harness":                 "another lm-eval for this step or variant: a mapping of version, commit, image, python",
 }
 
 // Load reads dir/study.yaml (or a study file given directly) with
@@ -240,17 +245,18 @@ func Parse(path string, b []byte) (*Study, error) {
 		},
 		"card": func(n *yaml.Node) error { return p.card(n, &s.Card) },
 		"harness": func(n *yaml.Node) error {
-			return p.mapping(n, "harness", map[string]func(*yaml.Node) error{
-				"version": func(n *yaml.Node) error { return p.str(n, "harness.version", &s.Harness.Version) },
-				"commit":  func(n *yaml.Node) error { return p.str(n, "harness.commit", &s.Harness.Commit) },
-				"image":   func(n *yaml.Node) error { return p.str(n, "harness.image", &s.Harness.Image) },
-			}, "version")
+			h, err := p.harness(n, "harness", HarnessRef{})
+			s.Harness = h
+			return err
 		},
 		"runner": func(n *yaml.Node) error { return p.runner(n, &s.Runner) },
 		"baseline": func(n *yaml.Node) error {
 			set, err := p.settings(n, "baseline")
 			if err != nil {
 				return err
+			}
+			if set.Has("harness") {
+				return p.fail(set.values["harness"], "baseline.harness", "the baseline's lm-eval is the study's: set it in the top-level harness (steps and variants may set another)")
 			}
 			s.Baseline, err = p.apply(harness.RunSpec{}, set, "baseline")
 			return err
@@ -486,6 +492,8 @@ func (p *studyParser) apply(spec harness.RunSpec, s Settings, field string) (har
 				}
 				out.Tasks = append(out.Tasks, c.Value)
 			}
+		case "harness":
+			_, err = p.harness(n, f, HarnessRef{})
 		case "num_fewshot", "bootstrap_iters":
 			v, e := strconv.Atoi(n.Value)
 			if n.Kind != yaml.ScalarNode || e != nil || v < 0 {
@@ -561,6 +569,42 @@ func (p *studyParser) apply(spec harness.RunSpec, s Settings, field string) (har
 		}
 	}
 	return out, nil
+}
+
+// harness reads a harness mapping over base: the top-level one (version
+// required) or a step's or variant's change of it.
+func (p *studyParser) harness(n *yaml.Node, field string, base HarnessRef) (HarnessRef, error) {
+	h := base
+	var required []string
+	if field == "harness" {
+		required = []string{"version"}
+	}
+	err := p.mapping(n, field, map[string]func(*yaml.Node) error{
+		"version": func(n *yaml.Node) error {
+			if err := p.str(n, field+".version", &h.Version); err != nil {
+				return err
+			}
+			if _, err := harness.ParseVersion(h.Version); err != nil {
+				return p.fail(n, field+".version", "%v", err)
+			}
+			return nil
+		},
+		"commit": func(n *yaml.Node) error { return p.str(n, field+".commit", &h.Commit) },
+		"image":  func(n *yaml.Node) error { return p.str(n, field+".image", &h.Image) },
+		"python": func(n *yaml.Node) error { return p.str(n, field+".python", &h.Python) },
+	}, required...)
+	return h, err
+}
+
+// Harness returns h with the settings' harness change applied: the lm-eval
+// a step or variant runs instead of the study's.
+func (s Settings) Harness(h HarnessRef) HarnessRef {
+	n, ok := s.values["harness"]
+	if !ok {
+		return h
+	}
+	out, _ := (&studyParser{}).harness(n, "harness change", h)
+	return out
 }
 
 var batchRE = regexp.MustCompile(`^(\d+|auto(:\d+)?)$`)

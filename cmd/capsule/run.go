@@ -25,6 +25,7 @@ type runOptions struct {
 	only     []string
 	command  string
 	dryRun   bool
+	keep     bool
 }
 
 // runnerFlags choose and configure the runner of `run` and `replay --rerun`.
@@ -79,7 +80,7 @@ func (o runnerFlags) newRunner(st *study.Study, image string) (r harness.Runner,
 		}
 		r = sr
 	case "container":
-		cr := harness.ContainerRunner{Engine: o.engine, Image: firstNonEmpty(o.image, image, st.Harness.Image), AllowTag: o.allowTag,
+		cr := harness.ContainerRunner{Engine: o.engine, Image: firstNonEmpty(o.image, image, st.Harness.Image), Fixed: o.image != "", AllowTag: o.allowTag,
 			GPUs: o.gpus > 0 && !simulated, Cache: o.cache, PassEnv: []string{"HF_TOKEN"}}
 		if err := cr.Check(); err != nil {
 			return nil, "", false, err
@@ -102,6 +103,16 @@ computed first for the pinned lm-eval version: a setting that version does
 not support stops everything before anything runs. Runs already done are
 skipped, so an interrupted sweep (Ctrl-C) resumes when run again; a run
 stopped half-way is marked interrupted, never done.
+
+A done run whose identity changed (its settings, its lm-eval version,
+commit or image, the model or its revision: what run.json's identity
+hashes) is stale: it is run again, its old output kept until the new one is
+done, and the output says what changed; --keep-stale refuses instead. A
+step or variant may pin another lm-eval (harness: {version, image, python}):
+its runs get that version's command line, the container runner its image,
+the local and Slurm runners its Python (a virtual environment with that
+version: python3 -m venv ~/venvs/lm-eval-0.4.3 &&
+~/venvs/lm-eval-0.4.3/bin/pip install lm-eval==0.4.3).
 
 Each run gets runs/<name>/ with run.json (settings, exact argv, harness,
 image digests, GPUs, driver and CUDA versions, Python packages, timings,
@@ -136,6 +147,7 @@ cluster or a container without a GPU).
 	f.StringSliceVar(&opts.only, "only", nil, "run only these planned runs (by name)")
 	f.StringVar(&opts.command, "lm-eval", "lm_eval", "how lm-eval is started, recorded in run.json's argv (e.g. \"python3 -m lm_eval\")")
 	f.BoolVar(&opts.dryRun, "dry-run", false, "print the plan and every run's lm-eval command line, run nothing")
+	f.BoolVar(&opts.keep, "keep-stale", false, "refuse to run again a done run that the study now plans otherwise (default: run it again, keeping its output until the new one is done)")
 	return cmd
 }
 
@@ -148,7 +160,7 @@ func runRun(ctx context.Context, opts runOptions, dir string, io streams) error 
 	if err != nil {
 		return err
 	}
-	ro := study.SweepOptions{Runner: runner, RunnerKind: kind, Simulated: simulated, Parallel: opts.parallel, Only: opts.only, Command: strings.Fields(opts.command)}
+	ro := study.SweepOptions{Runner: runner, RunnerKind: kind, Simulated: simulated, Parallel: opts.parallel, Only: opts.only, Command: strings.Fields(opts.command), KeepStale: opts.keep}
 	if kind == "slurm" && ro.Parallel == 0 {
 		ro.Parallel = len(st.Plan())
 	}
@@ -169,10 +181,11 @@ func runRun(ctx context.Context, opts runOptions, dir string, io streams) error 
 			Status  string  `json:"status"`
 			Seconds float64 `json:"seconds"`
 			Error   string  `json:"error,omitempty"`
+			Stale   string  `json:"stale,omitempty"`
 		}
 		var outs []outcome
 		for _, r := range sweep.Runs {
-			o := outcome{Name: r.Run.Name, Label: r.Run.Label, Status: r.Status, Seconds: r.Duration.Seconds()}
+			o := outcome{Name: r.Run.Name, Label: r.Run.Label, Status: r.Status, Seconds: r.Duration.Seconds(), Stale: r.Stale}
 			if r.Err != nil {
 				o.Error = r.Err.Error()
 			}
@@ -187,6 +200,9 @@ func runRun(ctx context.Context, opts runOptions, dir string, io streams) error 
 			line := fmt.Sprintf("  %-12s %-40s %s", r.Status, r.Run.Name, r.Duration.Round(time.Millisecond))
 			if r.Err != nil && r.Status != "done" {
 				line += "  " + r.Err.Error()
+			}
+			if r.Stale != "" {
+				line += "  (run again: " + r.Stale + ")"
 			}
 			fmt.Fprintln(io.out, line)
 		}
