@@ -187,3 +187,27 @@ func TestStaleRunsRunAgain(t *testing.T) {
 		t.Errorf("CheckRecord of a record of another lm-eval: %q", d)
 	}
 }
+
+// A study that does not pin its model's revision is warned about; one that
+// does, in model or in model_args, is not.
+func TestWarnsUnpinnedRevision(t *testing.T) {
+	s, err := study.Parse("study.yaml", []byte(harnessStudy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := s.Warnings(); len(w) != 1 || !strings.Contains(w[0], "org/model is not pinned to a revision") {
+		t.Errorf("warnings %q", w)
+	}
+	for _, pinned := range []string{
+		strings.Replace(harnessStudy, "model: {id: org/model}", "model: {id: org/model, revision: 0123abc}", 1),
+		strings.Replace(harnessStudy, "num_fewshot: 5, log", "model_args: {revision: 0123abc}, num_fewshot: 5, log", 1),
+	} {
+		s, err := study.Parse("study.yaml", []byte(pinned))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := s.Warnings(); len(w) != 0 {
+			t.Errorf("a pinned revision warned: %q", w)
+		}
+	}
+}

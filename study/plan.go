@@ -92,3 +92,13 @@ func (s *Study) Unfinished() []string {
 	}
 	return out
 }
+
+// Warnings say what the study leaves unpinned that can change its numbers
+// between runs, or between the author's runs and a reviewer's rerun.
+func (s *Study) Warnings() []string {
+	var out []string
+	if _, ok := s.Baseline.ModelArgs.Get("revision"); s.Model.Revision == "" && !ok && s.Model.ID != "" && !strings.HasPrefix(s.Model.ID, "simulated/") {
+		out = append(out, fmt.Sprintf("model %s is not pinned to a revision: the Hub's main branch can move between runs, and between these runs and a reviewer's rerun; pin its commit (model: {id: %s, revision: <commit sha>})", s.Model.ID, s.Model.ID))
+	}
+	return out
+}

@@ -24,6 +24,8 @@ type Report struct {
 	Simulated   bool
 	Claims      []ReportClaim
 	Runs        []RunProvenance
+	// Warnings are the study's (Study.Warnings): what it leaves unpinned.
+	Warnings []string
 }
 
 // ReportClaim is one claim's part of the report.
@@ -69,7 +71,7 @@ func BuildReport(ctx context.Context, s *Study, opts ReportOptions) (*Report, er
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Study: s, Attribution: att, Simulated: att.Simulated}
+	rep := &Report{Study: s, Attribution: att, Simulated: att.Simulated, Warnings: s.Warnings()}
 	plan := s.Plan()
 	final := finalRun(plan)
 	for i, ca := range att.Claims {
@@ -272,7 +274,8 @@ td.num,th.num{text-align:right}th{background:#f6f8fa}
 {{end}}</tbody></table>{{end}}
 {{end}}
 <h2>Provenance of every run</h2>
-<table class="provenance"><thead><tr><th>run</th><th>settings</th><th>lm-eval · Python</th><th>results file</th><th class="num">re-scored exact</th></tr></thead><tbody>
+{{range .Warnings}}<p class="banner warning">Warning: {{.}}</p>
+{{end}}<table class="provenance"><thead><tr><th>run</th><th>settings</th><th>lm-eval · Python</th><th>results file</th><th class="num">re-scored exact</th></tr></thead><tbody>
 {{range .Runs}}<tr><td><b>{{.Name}}</b><br><span class="muted">{{.Label}}</span>{{if .Simulated}}<br><b>simulated</b>{{end}}</td><td><code>{{.Settings}}</code></td><td>{{.LMEvalVersion}} · {{.PythonVersion}}</td><td><code>{{.ResultsPath}}</code><br><span class="muted">{{.ModelArgs}}</span></td><td class="num{{if .Differs}} differs{{end}}">{{.Exact}} of {{.Checks}}</td></tr>
 {{end}}</tbody></table>
 <p class="muted">Every number above is re-derived from the runs' logged samples; "re-scored exact" counts the checks where the re-scoring equals what lm-eval reported, to the last bit.</p>
@@ -323,7 +326,9 @@ Misses of the last run ({{.Filter}}): {{.NMisses}} of {{.N}} documents; {{range 
 {{range .Samples}}| {{if .Task}}{{.Task}} {{end}}{{.DocID}} | {{.Class}} | {{range $i, $e := sorted .Extracted}}{{if $i}}; {{end}}{{mdcell $e}}{{end}} | {{mdcell .OutputTail}} |
 {{end}}{{end}}{{end}}
 ## Provenance of every run
-
+{{range .Warnings}}
+> **Warning**: {{.}}
+{{end}}
 | run | settings | lm-eval · Python | re-scored exact |
 |---|---|---|---:|
 {{range .Runs}}| {{.Name}}{{if .Simulated}} (simulated){{end}} | ` + "`{{.Settings}}`" + ` | {{.LMEvalVersion}} · {{.PythonVersion}} | {{.Exact}} of {{.Checks}} |

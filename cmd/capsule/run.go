@@ -15,6 +15,7 @@ import (
 
 	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/harness/simulate"
+	"github.com/evalcapsule/evalcapsule/internal/quote"
 	"github.com/evalcapsule/evalcapsule/study"
 )
 
@@ -163,6 +164,9 @@ func runRun(ctx context.Context, opts runOptions, dir string, io streams) error 
 	ro := study.SweepOptions{Runner: runner, RunnerKind: kind, Simulated: simulated, Parallel: opts.parallel, Only: opts.only, Command: strings.Fields(opts.command), KeepStale: opts.keep}
 	if kind == "slurm" && ro.Parallel == 0 {
 		ro.Parallel = len(st.Plan())
+	}
+	for _, w := range st.Warnings() {
+		fmt.Fprintf(io.err, "capsule: warning: %s\n", quote.Text(w))
 	}
 	if opts.dryRun {
 		return dryRun(st, strings.Fields(opts.command), io)
