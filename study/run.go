@@ -108,7 +108,7 @@ func Sweep(ctx context.Context, s *Study, opts SweepOptions) (*SweepResult, erro
 	var jobs []job
 	for _, pr := range plan {
 		dir := s.RunDir(pr)
-		argv, err := s.Argv(pr, opts.Command, dir+"/"+harness.OutputDir)
+		argv, err := s.Argv(pr, opts.Command, "runs/"+pr.Name+"/"+harness.OutputDir) // relative to s.Dir: jobs put their own path in
 		if err != nil {
 			return nil, err
 		}
