@@ -39,6 +39,19 @@ func (s *Study) Argv(pr PlannedRun, command []string, outputPath string) ([]stri
 	return append(slices.Clone(command), args...), nil
 }
 
+// SweepArgv is the command line Sweep records for a planned run: command
+// (DefaultCommand when empty) or, for the local and Slurm runners, the
+// Python the run's harness names (PYTHON -m lm_eval), then the run's
+// arguments, with the output path relative to the study directory, so that
+// the same study records the same command line wherever it lies (a job puts
+// its own output path in when it runs).
+func (s *Study) SweepArgv(pr PlannedRun, command []string, runnerKind string) ([]string, error) {
+	if pr.Harness.Python != "" && (runnerKind == "local" || runnerKind == "slurm") {
+		command = []string{pr.Harness.Python, "-m", "lm_eval"}
+	}
+	return s.Argv(pr, command, "runs/"+pr.Name+"/"+harness.OutputDir)
+}
+
 // pythonRE matches the names of a Python interpreter: python, python3,
 // python3.11.
 var pythonRE = regexp.MustCompile(`^python[0-9.]*$`)

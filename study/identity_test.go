@@ -80,7 +80,7 @@ func TestHarnessAsASetting(t *testing.T) {
 		t.Fatal(err)
 	}
 	v043, _ := harness.ParseVersion("0.4.3")
-	want, _ := harness.Argv(plan[2].Spec, v043, s.RunDir(plan[2])+"/output")
+	want, _ := harness.Argv(plan[2].Spec, v043, "runs/"+plan[2].Name+"/output")
 	for _, rec := range ran {
 		if rec.Name != plan[2].Name {
 			if rec.Harness.Version != "0.4.9.1" || rec.Image == nil || !strings.HasSuffix(rec.Image.Ref, "1111") {

@@ -118,11 +118,7 @@ func Sweep(ctx context.Context, s *Study, opts SweepOptions) (*SweepResult, erro
 	var kept []string
 	for _, pr := range plan {
 		dir := s.RunDir(pr)
-		command := opts.Command
-		if pr.Harness.Python != "" && (opts.RunnerKind == "local" || opts.RunnerKind == "slurm") {
-			command = []string{pr.Harness.Python, "-m", "lm_eval"}
-		}
-		argv, err := s.Argv(pr, command, dir+"/"+harness.OutputDir)
+		argv, err := s.SweepArgv(pr, opts.Command, opts.RunnerKind)
 		if err != nil {
 			return nil, err
 		}

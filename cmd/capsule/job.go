@@ -23,12 +23,14 @@ func newJobCmd(io streams) *cobra.Command {
 		Short:  "Execute one planned run here (started by the runners of capsule run)",
 		Hidden: true,
 		Long: `Execute the planned run in RUN_DIR on this machine: mark it running, capture
-the environment (nvidia-smi, CUDA_VISIBLE_DEVICES, pip freeze, Python and
-lm-eval versions) into RUN_DIR, run lm-eval (or the simulated backend when
-run.json says simulated), and mark it done, failed, or interrupted on
-SIGINT/SIGTERM. A simulated run takes about $EVALCAPSULE_SIMULATE_PACE (a
-duration such as 5s; default: as fast as it can be written), so that it can
-be watched or cancelled half-way.
+the environment into RUN_DIR (nvidia-smi, CUDA_VISIBLE_DEVICES, and the
+Python version, pip freeze and lm-eval version of the Python that runs
+lm-eval), run lm-eval (or the simulated backend when run.json says
+simulated), and mark it done, failed, or interrupted on SIGINT/SIGTERM.
+lm-eval exiting 0 without writing its results (or, when the run logs
+samples, its samples) makes a failed run. A simulated run takes about
+$EVALCAPSULE_SIMULATE_PACE (a duration such as 5s; default: as fast as it
+can be written), so that it can be watched or cancelled half-way.
 
 ` + exitCodes(codeUsage, code{exitExternal, "lm-eval failed or could not start"}, code{exitInterrupted, "interrupted: run.json says interrupted"}),
 		Args: usageArgs(cobra.ExactArgs(1)),
@@ -36,7 +38,7 @@ be watched or cancelled half-way.
 			return runJob(cmd.Context(), opts, args[0])
 		},
 	}
-	cmd.Flags().StringVar(&opts.python, "python", "python3", "the Python whose packages are recorded")
+	cmd.Flags().StringVar(&opts.python, "python", "", "the Python whose version and packages are recorded (default: the one that runs lm-eval: the run's python -m lm_eval, or the interpreter the lm_eval script's #! line names)")
 	return cmd
 }
 

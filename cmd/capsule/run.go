@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -54,12 +56,30 @@ func addRunnerFlags(f *pflag.FlagSet, o *runnerFlags) {
 	f.StringVar(&o.cache, "cache", "", "host directory mounted as the Hugging Face cache in containers")
 }
 
+// containerPassEnv are the variables the container runner passes into
+// the container by name.
+var containerPassEnv = []string{"HF_TOKEN"}
+
+// resolve returns the runner kind the flags choose for the study and
+// whether runs use the simulated backend, without building the runner.
+func (o runnerFlags) resolve(st *study.Study) (kind string, simulated bool, err error) {
+	kind = firstNonEmpty(o.kind, st.Runner.Kind)
+	switch kind {
+	case "simulated", "local", "slurm", "container":
+	default:
+		return "", false, &usageError{fmt.Errorf("unknown runner %q (local, container, slurm or simulated)", kind)}
+	}
+	return kind, o.simulate || kind == "simulated", nil
+}
+
 // newRunner builds the runner the flags choose for the study: kind is the
 // runner's name, simulated whether runs use the simulated backend, and
 // image the container image when none is given by flag.
 func (o runnerFlags) newRunner(st *study.Study, image string) (r harness.Runner, kind string, simulated bool, err error) {
-	kind = firstNonEmpty(o.kind, st.Runner.Kind)
-	simulated = o.simulate || kind == "simulated"
+	kind, simulated, err = o.resolve(st)
+	if err != nil {
+		return nil, "", false, err
+	}
 	self, err := selfPath()
 	if err != nil {
 		return nil, "", false, err
@@ -82,13 +102,11 @@ func (o runnerFlags) newRunner(st *study.Study, image string) (r harness.Runner,
 		r = sr
 	case "container":
 		cr := harness.ContainerRunner{Engine: o.engine, Image: firstNonEmpty(o.image, image, st.Harness.Image), Fixed: o.image != "", AllowTag: o.allowTag,
-			GPUs: o.gpus > 0 && !simulated, Cache: o.cache, PassEnv: []string{"HF_TOKEN"}}
+			GPUs: o.gpus > 0 && !simulated, Cache: o.cache, PassEnv: containerPassEnv}
 		if err := cr.Check(); err != nil {
 			return nil, "", false, err
 		}
 		r = cr
-	default:
-		return nil, "", false, &usageError{fmt.Errorf("unknown runner %q (local, container, slurm or simulated)", kind)}
 	}
 	return r, kind, simulated, nil
 }
@@ -142,12 +160,12 @@ cluster or a container without a GPU).
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&opts.json, "json", false, "print the outcome of every run as JSON")
+	f.BoolVar(&opts.json, "json", false, "print the outcome of every run as JSON (with --dry-run: each run's argv, environment and runner)")
 	addRunnerFlags(f, &opts.runner)
 	f.IntVar(&opts.parallel, "parallel", 0, "runs at once (default 1; all cores for simulated; every run for slurm)")
 	f.StringSliceVar(&opts.only, "only", nil, "run only these planned runs (by name)")
 	f.StringVar(&opts.command, "lm-eval", "lm_eval", "how lm-eval is started, recorded in run.json's argv (e.g. \"python3 -m lm_eval\")")
-	f.BoolVar(&opts.dryRun, "dry-run", false, "print the plan and every run's lm-eval command line, run nothing")
+	f.BoolVar(&opts.dryRun, "dry-run", false, "print the plan and every run's lm-eval command line as a shell script, run nothing (needs no runner)")
 	f.BoolVar(&opts.keep, "keep-stale", false, "refuse to run again a done run that the study now plans otherwise (default: run it again, keeping its output until the new one is done)")
 	return cmd
 }
@@ -157,6 +175,12 @@ func runRun(ctx context.Context, opts runOptions, dir string, io streams) error 
 	if err != nil {
 		return err
 	}
+	for _, w := range st.Warnings() {
+		fmt.Fprintf(io.err, "capsule: warning: %s\n", quote.Text(w))
+	}
+	if opts.dryRun {
+		return dryRun(st, opts, io)
+	}
 	runner, kind, simulated, err := opts.runner.newRunner(st, "")
 	if err != nil {
 		return err
@@ -164,12 +188,6 @@ func runRun(ctx context.Context, opts runOptions, dir string, io streams) error 
 	ro := study.SweepOptions{Runner: runner, RunnerKind: kind, Simulated: simulated, Parallel: opts.parallel, Only: opts.only, Command: strings.Fields(opts.command), KeepStale: opts.keep}
 	if kind == "slurm" && ro.Parallel == 0 {
 		ro.Parallel = len(st.Plan())
-	}
-	for _, w := range st.Warnings() {
-		fmt.Fprintf(io.err, "capsule: warning: %s\n", quote.Text(w))
-	}
-	if opts.dryRun {
-		return dryRun(st, strings.Fields(opts.command), io)
 	}
 	bars := newBars(io, opts.json)
 	ro.Events = bars.event
@@ -257,15 +275,161 @@ func firstNonEmpty(xs ...string) string {
 	return ""
 }
 
-func dryRun(st *study.Study, command []string, io streams) error {
-	for _, pr := range st.Plan() {
-		argv, err := st.Argv(pr, command, st.RunDir(pr)+"/"+harness.OutputDir)
+// dryRunPlan is what `capsule run --dry-run --json` prints.
+type dryRunPlan struct {
+	Study     string      `json:"study"`
+	Dir       string      `json:"dir"`
+	Runner    string      `json:"runner"`
+	Simulated bool        `json:"simulated"`
+	Image     string      `json:"image,omitempty"`
+	Runs      []dryRunRun `json:"runs"`
+}
+
+type dryRunRun struct {
+	Name   string `json:"name"`
+	Label  string `json:"label"`
+	Dir    string `json:"dir"`
+	Runner string `json:"runner"`
+	// Argv is the command line run.json records: its --output_path is
+	// relative to the study directory.
+	Argv []string    `json:"argv"`
+	Env  []dryRunEnv `json:"env"`
+}
+
+// dryRunEnv is an environment variable the job sets: to Value, or, when
+// Passed, to its value in the environment capsule run starts in, which is
+// never printed.
+type dryRunEnv struct {
+	Name   string `json:"name"`
+	Value  string `json:"value,omitempty"`
+	Passed bool   `json:"passed,omitempty"`
+}
+
+// dryRun prints every planned run's lm-eval command line without building
+// the runner: a dry run needs no sbatch, podman or lm-eval.
+func dryRun(st *study.Study, opts runOptions, io streams) error {
+	kind, simulated, err := opts.runner.resolve(st)
+	if err != nil {
+		return err
+	}
+	plan, err := selectRuns(st.Plan(), opts.only)
+	if err != nil {
+		return err
+	}
+	var env []dryRunEnv
+	image := ""
+	if kind == "container" {
+		image = firstNonEmpty(opts.runner.image, st.Harness.Image)
+		for _, name := range containerPassEnv {
+			env = append(env, dryRunEnv{Name: name, Passed: true})
+		}
+	}
+	out := dryRunPlan{Study: st.Name, Dir: st.Dir, Runner: kind, Simulated: simulated, Image: image, Runs: []dryRunRun{}}
+	for _, pr := range plan {
+		argv, err := st.SweepArgv(pr, strings.Fields(opts.command), kind)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(io.out, "%s (%s)\n  %s\n", pr.Name, pr.Label, strings.Join(argv, " "))
+		out.Runs = append(out.Runs, dryRunRun{Name: pr.Name, Label: pr.Label, Dir: st.RunDir(pr), Runner: kind, Argv: argv, Env: append([]dryRunEnv{}, env...)})
+	}
+	if opts.json {
+		return writeJSON(io.out, out)
+	}
+	// A shell script: the command lines, each argument quoted for a POSIX
+	// shell, run from the study directory; everything else is a comment.
+	how := "the " + kind + " runner"
+	if simulated {
+		how += ", simulated (these command lines are what run.json records; no lm-eval runs)"
+	}
+	fmt.Fprintf(io.out, "# %s: %d runs on %s\n", quote.Text(st.Name), len(out.Runs), how)
+	for _, e := range env {
+		fmt.Fprintf(io.out, "# the job passes %s from this environment\n", e.Name)
+	}
+	fmt.Fprintf(io.out, "cd %s\n", shellQuote(st.Dir))
+	for _, r := range out.Runs {
+		fmt.Fprintf(io.out, "# %s (%s)\n%s\n", quote.Text(r.Name), quote.Text(r.Label), shellJoin(r.Argv))
 	}
 	return nil
+}
+
+// selectRuns is plan restricted to the runs named in only (all when none).
+func selectRuns(plan []study.PlannedRun, only []string) ([]study.PlannedRun, error) {
+	if len(only) == 0 {
+		return plan, nil
+	}
+	var sel []study.PlannedRun
+	for _, name := range only {
+		i := slices.IndexFunc(plan, func(pr study.PlannedRun) bool { return pr.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("%w: no planned run named %q", study.ErrStudy, name)
+		}
+		sel = append(sel, plan[i])
+	}
+	return sel, nil
+}
+
+// shellJoin is argv as a POSIX shell command line.
+func shellJoin(argv []string) string {
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		words[i] = shellQuote(a)
+		if i == 0 && strings.Contains(a, "=") && words[i] == a {
+			words[i] = "'" + a + "'" // not an assignment
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// shellQuote is s as one word of a POSIX shell command line: as it is when
+// no shell treats any of its characters specially, otherwise in single
+// quotes (a single quote in s closes them, is written escaped, \', and
+// opens them again). Characters a terminal would obey rather than show
+// (ESC, bidirectional overrides, invalid UTF-8) are not printed: they are
+// written as "$(printf '\ooo')", which the shell turns back into the same
+// bytes. Line breaks and tabs stay inside the quotes.
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	if strings.IndexFunc(s, func(r rune) bool { return !shellPlain(r) }) < 0 {
+		return s
+	}
+	var b strings.Builder
+	open := false
+	for len(s) > 0 {
+		_, size := utf8.DecodeRuneInString(s)
+		c := s[:size]
+		if c != "\n" && c != "\t" && quote.Text(c) != c {
+			if open {
+				b.WriteByte('\'')
+				open = false
+			}
+			b.WriteString(`"$(printf '`)
+			for i := 0; i < len(c); i++ {
+				fmt.Fprintf(&b, `\%03o`, c[i])
+			}
+			b.WriteString(`')"`)
+		} else {
+			if !open {
+				b.WriteByte('\'')
+				open = true
+			}
+			if c == "'" {
+				c = `'\''`
+			}
+			b.WriteString(c)
+		}
+		s = s[size:]
+	}
+	if open {
+		b.WriteByte('\'')
+	}
+	return b.String()
+}
+
+// shellPlain reports whether r means itself anywhere in a shell word.
+func shellPlain(r rune) bool {
+	return r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_@%+=:,./-", r))
 }
 
 // bars draws one progress line per run on a terminal, and a log line per
