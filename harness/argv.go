@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"slices"
@@ -58,6 +59,17 @@ import (
 // taking the JSON path never changes a value's type. Where Argv cannot be
 // sure of that value (text that Python's ast.literal_eval might read in
 // some way Argv does not model) it refuses the setting rather than guess.
+//
+// A JSON value (KV.JSON: a list, a dict, None, or any JSON) has no
+// key=value form, whose values are only bool, int, float or str: through
+// v0.4.8 it is an *UnsupportedSettingError supported from v0.4.9. In
+// v0.4.9.x it goes inside the one JSON object that then carries the whole
+// argument (json.loads, lm_eval/__main__.py try_parse_json); from v0.4.10
+// as its own {"key": value} occurrence of the flag, which MergeDictAction
+// (lm_eval/_cli/utils.py) reads with json.loads and merges in order. Its
+// document is passed compact; one that json.loads would read as something
+// else than it says (a key given twice, a float beyond float64) or that is
+// not JSON is an ErrInvalidSetting.
 func Argv(spec RunSpec, version Version, outputPath string) ([]string, error) {
 	if version.Less(argvOldest) || argvNewest.Less(version) {
 		return nil, &argvSettingError{"lm-eval version", fmt.Sprintf(
@@ -95,7 +107,11 @@ func Argv(spec RunSpec, version Version, outputPath string) ([]string, error) {
 	}
 	if len(spec.GenKwargs) > 0 {
 		if version.AtLeast(genKwargsBroken) && version.Less(sinceGenKwargsFixed) {
-			b.unsupported("gen_kwargs", sinceGenKwargsFixed,
+			since := sinceGenKwargsFixed
+			if need := argvKVsSince(spec.GenKwargs); since.Less(need) {
+				since = need // what the values need besides
+			}
+			b.unsupported("gen_kwargs", since,
 				"its --gen_kwargs is declared type=dict, which rejects every value")
 		} else {
 			b.keyValues("gen_kwargs", "--gen_kwargs", spec.GenKwargs)
@@ -496,6 +512,7 @@ func (b *argvBuilder) keyValues(setting, flag string, kvs KVs) (usedJSON bool) {
 	ok := true
 	seen := make(map[string]bool, len(kvs))
 	needJSON := make([]bool, len(kvs))
+	docs := make([]string, len(kvs)) // of the JSON values, compact
 	for i, kv := range kvs {
 		name := fmt.Sprintf("%s[%q]", setting, kv.Key)
 		switch {
@@ -503,13 +520,27 @@ func (b *argvBuilder) keyValues(setting, flag string, kvs KVs) (usedJSON bool) {
 			b.invalid(setting, "empty key")
 		case strings.ContainsAny(kv.Key, "=,"):
 			b.invalid(name, `a key cannot contain "=" or ","`)
-		case strings.TrimSpace(kv.Key) != kv.Key || strings.TrimSpace(kv.Value) != kv.Value:
+		case strings.TrimSpace(kv.Key) != kv.Key || !kv.JSON && strings.TrimSpace(kv.Value) != kv.Value:
 			// Some releases strip the whole argument, some each value,
 			// some neither: the result would depend on the position.
 			b.invalid(name, "surrounding whitespace in %q=%q", kv.Key, kv.Value)
 		case seen[kv.Key]:
 			b.invalid(name, "given twice")
-		case !b.text(name, kv.Key) || !b.text(name, kv.Value):
+		case !b.text(name, kv.Key) || !kv.JSON && !b.text(name, kv.Value):
+		case kv.JSON:
+			seen[kv.Key] = true
+			doc, what, err := argvJSONDoc(kv.Value)
+			if err != nil {
+				b.invalid(name, "%q is not a JSON value Argv can pass on: %v", kv.Value, err)
+				break
+			}
+			if b.v.Less(sinceJSONArgs) {
+				b.unsupported(fmt.Sprintf("%s (%s)", name, what), sinceJSONArgs, fmt.Sprintf(
+					"it reads --%s only as key=value text, which makes a bool, int, float or str of each value", setting))
+				break
+			}
+			docs[i], needJSON[i] = doc, true
+			continue
 		default:
 			seen[kv.Key] = true
 			if strings.Contains(kv.Value, "=") && b.v.Less(sinceEqualsInValue) {
@@ -541,15 +572,19 @@ func (b *argvBuilder) keyValues(setting, flag string, kvs KVs) (usedJSON bool) {
 		b.opt(flag, strings.Join(items, ","))
 		return false
 	case b.v.Less(sinceRunSubcommand):
-		// One JSON object replaces the whole argument, so every value is
-		// typed here as handle_arg_string would have typed it.
+		// One JSON object replaces the whole argument, so every text value
+		// is typed here as handle_arg_string would have typed it, and JSON
+		// values go as they are.
 		var obj bytes.Buffer
 		obj.WriteByte('{')
 		for i, kv := range kvs {
-			val, ok := argvPyValue(kv.Value, false)
-			if !ok {
-				b.invalidJSONValue(setting, kv)
-				return true
+			val := docs[i]
+			if !kv.JSON {
+				var ok bool
+				if val, ok = argvPyValue(kv.Value, false); !ok {
+					b.invalidJSONValue(setting, kv)
+					return true
+				}
 			}
 			if i > 0 {
 				obj.WriteByte(',')
@@ -575,15 +610,38 @@ func (b *argvBuilder) keyValues(setting, flag string, kvs KVs) (usedJSON bool) {
 			continue
 		}
 		flush()
-		val, ok := argvPyValue(kv.Value, true)
-		if !ok {
-			b.invalidJSONValue(setting, kv)
-			return true
+		val := docs[i]
+		if !kv.JSON {
+			var ok bool
+			if val, ok = argvPyValue(kv.Value, true); !ok {
+				b.invalidJSONValue(setting, kv)
+				return true
+			}
 		}
 		b.opt(flag, "{"+argvJSONString(kv.Key)+":"+val+"}")
 	}
 	flush()
 	return true
+}
+
+// argvKVsSince is the first release whose --model_args or --gen_kwargs
+// takes every value of kvs, before its other rules (v0.4.2's broken
+// --gen_kwargs) are counted.
+func argvKVsSince(kvs KVs) Version {
+	var since Version
+	for _, kv := range kvs {
+		need := since
+		switch {
+		case kv.JSON || strings.Contains(kv.Value, ","):
+			need = sinceJSONArgs
+		case strings.Contains(kv.Value, "="):
+			need = sinceEqualsInValue
+		}
+		if since.Less(need) {
+			since = need
+		}
+	}
+	return since
 }
 
 func (b *argvBuilder) invalidJSONValue(setting string, kv KV) {
@@ -592,9 +650,115 @@ func (b *argvBuilder) invalidJSONValue(setting string, kv KV) {
 		how = "handle_cli_value_string (ast.literal_eval)"
 	}
 	b.invalid(fmt.Sprintf("%s[%q]", setting, kv.Key),
-		`lm-eval %s can take a value containing "," or "{" only in JSON form, and Argv cannot tell which Python value %s makes of %q`+
-			` (JSON lists, objects and strings, numbers, true/false and plain text are understood)`,
+		`lm-eval %s can take this value only in JSON form (it holds "," or "{", or the setting has a JSON value), and Argv cannot tell which Python value %s makes of the text %q`+
+			` (JSON lists, objects and strings, numbers, true/false and plain text are understood; give the value as JSON to say which)`,
 		b.v, how, kv.Value)
+}
+
+// argvJSONDoc checks the document of a JSON value and returns it compact
+// (strings re-escaped, "<", ">" and "&" left as they are; numbers as
+// written), with what it is in Python's words ("a list", "None", ...).
+// Python's json.loads reads it back as the value the document says: what
+// could read otherwise is refused (a key given twice, of which json.loads
+// keeps the last; a float beyond float64, which it makes inf; text that is
+// not UTF-8).
+func argvJSONDoc(doc string) (compact, what string, err error) {
+	if !utf8.ValidString(doc) {
+		return "", "", errors.New("not valid UTF-8")
+	}
+	dec := json.NewDecoder(strings.NewReader(doc))
+	dec.UseNumber()
+	var buf strings.Builder
+	what, err = argvJSONValue(dec, &buf, 0)
+	if err != nil {
+		return "", "", err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return "", "", errors.New("more than one JSON value")
+	}
+	return buf.String(), what, nil
+}
+
+// argvJSONMaxDepth bounds the nesting of a JSON value (json.loads itself
+// gives up at Python's recursion limit, about a thousand).
+const argvJSONMaxDepth = 100
+
+func argvJSONValue(dec *json.Decoder, buf *strings.Builder, depth int) (string, error) {
+	if depth > argvJSONMaxDepth {
+		return "", fmt.Errorf("nested deeper than %d", argvJSONMaxDepth)
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		if err == io.EOF {
+			err = errors.New("empty")
+		}
+		return "", err
+	}
+	switch t := tok.(type) {
+	case nil:
+		buf.WriteString("null")
+		return "None", nil
+	case bool:
+		buf.WriteString(strconv.FormatBool(t))
+		return "a bool", nil
+	case string:
+		buf.WriteString(argvJSONString(t))
+		return "a str", nil
+	case json.Number:
+		s := t.String()
+		if !strings.ContainsAny(s, ".eE") {
+			buf.WriteString(s)
+			return "an int", nil
+		}
+		if f, err := strconv.ParseFloat(s, 64); err != nil || math.IsInf(f, 0) {
+			return "", fmt.Errorf("%s is beyond a float's range (json.loads would make it inf)", s)
+		}
+		buf.WriteString(s)
+		return "a float", nil
+	case json.Delim:
+		if t == '[' {
+			buf.WriteByte('[')
+			for i := 0; dec.More(); i++ {
+				if i > 0 {
+					buf.WriteByte(',')
+				}
+				if _, err := argvJSONValue(dec, buf, depth+1); err != nil {
+					return "", err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return "", err
+			}
+			buf.WriteByte(']')
+			return "a list", nil
+		}
+		buf.WriteByte('{')
+		keys := map[string]bool{}
+		for i := 0; dec.More(); i++ {
+			tok, err := dec.Token()
+			if err != nil {
+				return "", err
+			}
+			key := tok.(string) // the decoder gives object keys as strings
+			if keys[key] {
+				return "", fmt.Errorf("key %q given twice", key)
+			}
+			keys[key] = true
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			buf.WriteString(argvJSONString(key) + ":")
+			if _, err := argvJSONValue(dec, buf, depth+1); err != nil {
+				return "", err
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return "", err
+		}
+		buf.WriteByte('}')
+		return "a dict", nil
+	}
+	return "", fmt.Errorf("unexpected %v", tok)
 }
 
 // argvPyValue returns, as JSON, the Python value lm-eval makes of the value

@@ -31,7 +31,7 @@ func argvFloat(f float64) *float64 { return &f }
 func argvBool(b bool) *bool        { return &b }
 func argvKVs(kvs ...string) (out KVs) {
 	for i := 0; i+1 < len(kvs); i += 2 {
-		out = append(out, KV{kvs[i], kvs[i+1]})
+		out = append(out, KV{Key: kvs[i], Value: kvs[i+1]})
 	}
 	return out
 }
@@ -114,6 +114,52 @@ var argvCases = []struct {
 		output: "runs/commas/output",
 	},
 	{
+		// What a study's YAML gives: the task's stop strings as a list, a
+		// nested mapping and a null, next to text values that lm-eval
+		// types itself. JSON from v0.4.9; refused before.
+		name: "typed",
+		spec: RunSpec{
+			Model: "hf",
+			ModelArgs: KVs{
+				{Key: "pretrained", Value: "Qwen/Qwen3-0.6B"},
+				{Key: "dtype", Value: "bfloat16"},
+				{Key: "chat_template_args", Value: `{"enable_thinking":false}`, JSON: true},
+				{Key: "peft", Value: "null", JSON: true},
+			},
+			Tasks: []string{"gsm8k"},
+			GenKwargs: KVs{
+				{Key: "until", Value: `["Question:","</s>","<|im_end|>"]`, JSON: true},
+				{Key: "do_sample", Value: "false"},
+				{Key: "temperature", Value: "0"},
+				{Key: "max_gen_toks", Value: "1024"},
+			},
+		},
+		output: "runs/typed/output",
+	},
+	{
+		// Strings with commas, quotes, "=", braces and spaces, inside JSON
+		// values and as text; numbers, booleans and nulls inside lists and
+		// nested dicts.
+		name: "typed-strings",
+		spec: RunSpec{
+			Model: "local-completions",
+			ModelArgs: KVs{
+				{Key: "model", Value: "my model (v2)"},
+				{Key: "base_url", Value: "http://127.0.0.1:8000/v1/completions?a=b"},
+				{Key: "headers", Value: `{"X-Note":"a, b = {c}","X-Quote":"say \"hi\", it's"}`, JSON: true},
+			},
+			Tasks: []string{"gsm8k"},
+			GenKwargs: KVs{
+				{Key: "until", Value: `["\n\nQ:","a, b","x=y","{","}","\"",", ","'"]`, JSON: true},
+				{Key: "stop_sequences", Value: `[["a",1],[2.5,true,null],{"k":{"deep":[]}}]`, JSON: true},
+				{Key: "logit_bias", Value: `{"50256":-100,"198":-1.5e-07}`, JSON: true},
+				{Key: "seed", Value: "12345678901234567890123", JSON: true},
+				{Key: "note", Value: `it's "quoted" {x}`},
+			},
+		},
+		output: "runs/typed-strings/output",
+	},
+	{
 		// Code execution, own seeds, the bootstrap count every command line
 		// uses, a cache and a fractional limit.
 		name: "unsafe-code",
@@ -157,6 +203,11 @@ func TestArgvGolden(t *testing.T) {
 					continue
 				}
 				checkArgvShape(t, c.name, v, args)
+				if diff, err := argvRoundTrip(v, c.spec, args); err != nil {
+					t.Errorf("%s: the Go model of lm-eval %s cannot read the argv back: %v", c.name, v, err)
+				} else if diff != "" {
+					t.Errorf("%s: %s\nargv %q", c.name, diff, args)
+				}
 				again, _ := Argv(c.spec, v, c.output)
 				if !slices.Equal(args, again) {
 					t.Errorf("%s: two calls differ:\n%q\n%q", c.name, args, again)
@@ -361,12 +412,61 @@ func TestArgvErrors(t *testing.T) {
 		{
 			name: "literal Argv cannot read", version: "0.4.10",
 			spec: base(func(s *RunSpec) { s.GenKwargs = argvKVs("until", `('a','b')`) }),
-			text: `gen_kwargs["until"]: lm-eval 0.4.10 can take a value containing ","`,
+			text: `gen_kwargs["until"]: lm-eval 0.4.10 can take this value only in JSON form`,
 		},
 		{
 			name: "infinity in JSON form", version: "0.4.9.1",
 			spec: base(func(s *RunSpec) { s.GenKwargs = argvKVs("until", "a,b", "top_k", "inf") }),
 			text: `gen_kwargs["top_k"]`,
+		},
+		{
+			name: "a list before JSON", version: "0.4.8",
+			spec: base(func(s *RunSpec) {
+				s.GenKwargs = KVs{{Key: "until", Value: `["Question:","</s>"]`, JSON: true}}
+			}),
+			setting: `gen_kwargs["until"] (a list)`, since: "0.4.9", text: "only as key=value text",
+		},
+		{
+			name: "None before JSON", version: "0.4.0",
+			spec:    base(func(s *RunSpec) { s.ModelArgs = s.ModelArgs.SetJSON("peft", "null") }),
+			setting: `model_args["peft"] (None)`, since: "0.4.9",
+		},
+		{
+			name: "JSON gen_kwargs on 0.4.2", version: "0.4.2",
+			spec: base(func(s *RunSpec) {
+				s.GenKwargs = KVs{{Key: "max_gen_toks", Value: "5"}, {Key: "until", Value: `["Q:"]`, JSON: true}}
+			}),
+			setting: "gen_kwargs", since: "0.4.9", text: "type=dict",
+		},
+		{
+			name: "a JSON value in model_args with trust_remote_code on 0.4.9", version: "0.4.9",
+			spec: base(func(s *RunSpec) {
+				s.ModelArgs = s.ModelArgs.SetJSON("chat_template_args", `{"enable_thinking":false}`)
+				s.TrustRemoteCode = true
+			}),
+			setting: "trust_remote_code with model_args in JSON form", since: "0.4.9.1",
+		},
+		{
+			name: "not JSON", version: "0.4.10",
+			spec: base(func(s *RunSpec) { s.GenKwargs = KVs{{Key: "until", Value: `["a",`, JSON: true}} }),
+			text: `gen_kwargs["until"]: "[\"a\"," is not a JSON value Argv can pass on`,
+		},
+		{
+			name: "JSON key given twice", version: "0.4.9.1",
+			spec: base(func(s *RunSpec) { s.GenKwargs = KVs{{Key: "logit_bias", Value: `{"1":1,"1":2}`, JSON: true}} }),
+			text: `key "1" given twice`,
+		},
+		{
+			name: "JSON float beyond float64", version: "0.4.12",
+			spec: base(func(s *RunSpec) { s.GenKwargs = KVs{{Key: "temperature", Value: `1e400`, JSON: true}} }),
+			text: "beyond a float's range",
+		},
+		{
+			name: "text Argv cannot type beside a JSON value on 0.4.9.x", version: "0.4.9.2",
+			spec: base(func(s *RunSpec) {
+				s.GenKwargs = KVs{{Key: "until", Value: `["Q:"]`, JSON: true}, {Key: "top_k", Value: "inf"}}
+			}),
+			text: `gen_kwargs["top_k"]: lm-eval 0.4.9.2 can take this value only in JSON form`,
 		},
 		{name: "no tasks", version: "0.4.9", spec: RunSpec{Model: "hf"}, text: "tasks: at least one task"},
 		{name: "comma in task", version: "0.4.9", spec: base(func(s *RunSpec) { s.Tasks = []string{"a,b"} }), text: "contains a comma"},
@@ -512,6 +612,29 @@ func TestArgvAccepted(t *testing.T) {
 				"--gen_kwargs", "g=2"},
 		},
 		{
+			name: "JSON values on 0.4.9.x join the text values in one object", version: "0.4.9.1",
+			spec: spec(func(s *RunSpec) {
+				s.GenKwargs = KVs{
+					{Key: "until", Value: `["Question:", "</s>"]`, JSON: true},
+					{Key: "do_sample", Value: "false"},
+					{Key: "stop", Value: "null", JSON: true},
+				}
+			}),
+			want: []string{"--tasks", "gsm8k", "--gen_kwargs", `{"until":["Question:","</s>"],"do_sample":false,"stop":null}`},
+		},
+		{
+			name: "JSON values on 0.4.10 go one to an occurrence", version: "0.4.10",
+			spec: spec(func(s *RunSpec) {
+				s.ModelArgs = KVs{
+					{Key: "pretrained", Value: "gpt2"},
+					{Key: "chat_template_args", Value: `{"enable_thinking": false}`, JSON: true},
+				}
+				s.GenKwargs = KVs{{Key: "until", Value: `["Question:","</s>"]`, JSON: true}}
+			}),
+			want: []string{"run", "--model_args", "pretrained=gpt2", "--model_args", `{"chat_template_args":{"enable_thinking":false}}`,
+				"--tasks", "gsm8k", "--gen_kwargs", `{"until":["Question:","</s>"]}`},
+		},
+		{
 			name: "bootstrap_iters at the command line's value", version: "0.4.9.1",
 			spec: spec(func(s *RunSpec) { s.BootstrapIters = argvInt(100000) }),
 			want: []string{"--tasks", "gsm8k"},
@@ -599,7 +722,7 @@ func TestArgvPyValue(t *testing.T) {
 func ExampleArgv() {
 	spec := RunSpec{
 		Model:             "hf",
-		ModelArgs:         KVs{{"pretrained", "meta-llama/Llama-3.2-1B-Instruct"}, {"dtype", "bfloat16"}},
+		ModelArgs:         KVs{{Key: "pretrained", Value: "meta-llama/Llama-3.2-1B-Instruct"}, {Key: "dtype", Value: "bfloat16"}},
 		Tasks:             []string{"gsm8k_cot_llama"},
 		NumFewshot:        argvInt(8),
 		ApplyChatTemplate: "true",

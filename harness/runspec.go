@@ -34,17 +34,30 @@ type RunSpec struct {
 	BootstrapIters       *int   `json:"bootstrap_iters,omitempty"`
 }
 
-// KV is one key and value of model_args or gen_kwargs; values keep the text
-// they are given as.
+// KV is one key and value of model_args or gen_kwargs.
+//
+// A value is either text or JSON. Text (JSON false) is what lm-eval's
+// key=value form takes, and lm-eval types it as the release does: "true" and
+// "false" in any case become bools, digits an int, what float() reads a
+// float, anything else a str (from v0.4.10 also whatever ast.literal_eval
+// reads, such as None or a list). With JSON set, Value is a JSON document
+// that stands for the Python value json.loads makes of it (a list, a dict,
+// None, a bool, a number or a str), whatever the release: Argv passes it in a
+// form that release reads back as that same value, or refuses it.
+//
+// Text values encode as {"key":…,"value":…}, as they always have; JSON
+// values add "json":true, so run.json records of either kind decode to the
+// spec that wrote them.
 type KV struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
+	JSON  bool   `json:"json,omitempty"`
 }
 
 // KVs are the keys and values of model_args or gen_kwargs, in order.
 type KVs []KV
 
-// Get returns a key's value.
+// Get returns a key's value: the text, or the JSON document of a JSON value.
 func (kvs KVs) Get(key string) (string, bool) {
 	for _, kv := range kvs {
 		if kv.Key == key {
@@ -54,15 +67,23 @@ func (kvs KVs) Get(key string) (string, bool) {
 	return "", false
 }
 
-// Set returns a copy of kvs with key's value replaced, or with key appended
-// when kvs has no such key; kvs itself is left as it is.
-func (kvs KVs) Set(key, value string) KVs {
-	for i, kv := range kvs {
-		if kv.Key == key {
+// Set returns a copy of kvs with key's value replaced by the text value, or
+// with key appended when kvs has no such key; kvs itself is left as it is.
+func (kvs KVs) Set(key, value string) KVs { return kvs.With(KV{Key: key, Value: value}) }
+
+// SetJSON is Set for a JSON value: doc is the JSON document of the Python
+// value (`["Question:","</s>"]`, `null`, `{"enable_thinking":false}`).
+func (kvs KVs) SetJSON(key, doc string) KVs { return kvs.With(KV{Key: key, Value: doc, JSON: true}) }
+
+// With returns a copy of kvs with kv in place of the value of kv.Key, or
+// with kv appended when kvs has no such key; kvs itself is left as it is.
+func (kvs KVs) With(kv KV) KVs {
+	for i, old := range kvs {
+		if old.Key == kv.Key {
 			out := append(KVs(nil), kvs...)
-			out[i].Value = value
+			out[i] = kv
 			return out
 		}
 	}
-	return append(append(KVs(nil), kvs...), KV{key, value})
+	return append(append(KVs(nil), kvs...), kv)
 }

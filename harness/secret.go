@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 )
@@ -53,7 +54,7 @@ func (spec RunSpec) Secrets() []string {
 		list  KVs
 	}{{"model_args", spec.ModelArgs}, {"gen_kwargs", spec.GenKwargs}} {
 		for _, kv := range set.list {
-			if what, ok := Secret(kv.Key, kv.Value); ok {
+			if what, ok := secretIn(kv); ok {
 				out = append(out, set.field+"."+kv.Key+": "+what)
 			}
 		}
@@ -62,4 +63,37 @@ func (spec RunSpec) Secrets() []string {
 		out = append(out, "system_instruction: "+what)
 	}
 	return out
+}
+
+// secretIn is Secret for a setting, looking inside a typed (JSON) value at
+// every string it holds, under the key it is held by.
+func secretIn(kv KV) (string, bool) {
+	if !kv.JSON {
+		return Secret(kv.Key, kv.Value)
+	}
+	var v any
+	if json.Unmarshal([]byte(kv.Value), &v) != nil {
+		return Secret(kv.Key, kv.Value)
+	}
+	var walk func(key string, v any) (string, bool)
+	walk = func(key string, v any) (string, bool) {
+		switch x := v.(type) {
+		case string:
+			return Secret(key, x)
+		case []any:
+			for _, e := range x {
+				if what, ok := walk(key, e); ok {
+					return what, ok
+				}
+			}
+		case map[string]any:
+			for k, e := range x {
+				if what, ok := walk(k, e); ok {
+					return what, ok
+				}
+			}
+		}
+		return "", false
+	}
+	return walk(kv.Key, v)
 }

@@ -34,4 +34,8 @@ func TestSecret(t *testing.T) {
 	if got := spec.Secrets(); len(got) != 1 || got[0] != "model_args.token: a Hugging Face token" || strings.Contains(got[0], "qqq") {
 		t.Errorf("Secrets() = %q", got)
 	}
+	nested := RunSpec{ModelArgs: KVs{{Key: "peft", Value: `{"adapter": "org/a", "auth": {"api_key": "k-123"}}`, JSON: true}}}
+	if got := nested.Secrets(); len(got) != 1 || !strings.Contains(got[0], "model_args.peft: a credential (by its name, api_key)") {
+		t.Errorf("Secrets() of a nested value = %q", got)
+	}
 }

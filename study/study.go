@@ -1,6 +1,8 @@
 package study
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -136,12 +138,19 @@ func (s Settings) String() string {
 }
 
 func scalarText(n *yaml.Node) string {
-	if n.Kind == yaml.SequenceNode {
+	switch n.Kind {
+	case yaml.SequenceNode:
 		var xs []string
 		for _, c := range n.Content {
 			xs = append(xs, scalarText(c))
 		}
 		return "[" + strings.Join(xs, ",") + "]"
+	case yaml.MappingNode:
+		var xs []string
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			xs = append(xs, scalarText(n.Content[i])+":"+scalarText(n.Content[i+1]))
+		}
+		return "{" + strings.Join(xs, ",") + "}"
 	}
 	return n.Value
 }
@@ -463,16 +472,17 @@ func (p *studyParser) apply(spec harness.RunSpec, s Settings, field string) (har
 			}
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				kn, vn := n.Content[i], n.Content[i+1]
-				if vn.Kind == yaml.MappingNode || vn.Kind == yaml.AliasNode {
-					return out, p.fail(vn, f+"."+kn.Value, "expected a scalar or a list, found %s", nodeKind(vn))
+				kv, err := p.kvValue(kn.Value, vn, f+"."+kn.Value)
+				if err != nil {
+					return out, err
 				}
-				if what, ok := harness.Secret(kn.Value, scalarText(vn)); ok {
+				if what, ok := kvSecret(kv); ok {
 					return out, p.fail(vn, f+"."+kn.Value, "this is %s: pass it in the environment (HF_TOKEN reaches every runner), never in study.yaml, which is copied into every run.json and capsule", what)
 				}
 				if k == "model_args" {
-					out.ModelArgs = out.ModelArgs.Set(kn.Value, scalarText(vn))
+					out.ModelArgs = out.ModelArgs.With(kv)
 				} else {
-					out.GenKwargs = out.GenKwargs.Set(kn.Value, scalarText(vn))
+					out.GenKwargs = out.GenKwargs.With(kv)
 				}
 			}
 		case "tasks":
@@ -605,6 +615,195 @@ func (s Settings) Harness(h HarnessRef) HarnessRef {
 	}
 	out, _ := (&studyParser{}).harness(n, "harness change", h)
 	return out
+}
+
+// kvValue converts the YAML value of one model_args or gen_kwargs key into
+// a run-spec value, keeping what the YAML says it is:
+//
+//   - A scalar stays text, as written, for lm-eval's key=value form to type
+//     ("5" → 5, "true" → True, "bfloat16" → "bfloat16"); quoted, it is text
+//     too ("no", "5", "null").
+//   - Unquoted null, Null, NULL, ~ or nothing is Python's None (a JSON
+//     value); unquoted yes/no/on/off are the booleans PyYAML (which lm-eval
+//     reads its own YAML with) makes of them, written as the text "true" or
+//     "false".
+//   - A list or a mapping is a JSON value: the Python list or dict, with
+//     each scalar inside typed as YAML types it (strings, ints, floats,
+//     booleans, null); `until: ["Question:", "</s>"]` is a list of two
+//     strings.
+//
+// What has no Python value to match it exactly is refused, naming the
+// line: aliases and merge keys, non-string keys of a nested mapping, inf
+// and nan, ints written other than in decimal, other tags.
+func (p *studyParser) kvValue(key string, n *yaml.Node, field string) (harness.KV, error) {
+	if n.Kind == yaml.ScalarNode {
+		switch {
+		case n.Tag == "!!null":
+			return harness.KV{Key: key, Value: "null", JSON: true}, nil
+		case kvPlain(n) && kvYAML11Bool[n.Value] != "":
+			return harness.KV{Key: key, Value: kvYAML11Bool[n.Value]}, nil
+		}
+		return harness.KV{Key: key, Value: n.Value}, nil
+	}
+	var b strings.Builder
+	if err := p.kvJSON(&b, n, field, 0); err != nil {
+		return harness.KV{}, err
+	}
+	return harness.KV{Key: key, Value: b.String(), JSON: true}, nil
+}
+
+// kvYAML11Bool are the plain scalars that YAML 1.1 (and so PyYAML) reads as
+// booleans and YAML 1.2 as strings, as the text lm-eval types to the bool.
+var kvYAML11Bool = map[string]string{
+	"yes": "true", "Yes": "true", "YES": "true", "on": "true", "On": "true", "ON": "true",
+	"no": "false", "No": "false", "NO": "false", "off": "false", "Off": "false", "OFF": "false",
+}
+
+// kvPlain reports whether a scalar is written unquoted and untagged.
+func kvPlain(n *yaml.Node) bool {
+	return n.Style&(yaml.TaggedStyle|yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0
+}
+
+var (
+	kvIntRE   = regexp.MustCompile(`^[-+]?(0|[1-9][0-9]*)$`)
+	kvFloatRE = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+)
+
+// kvMaxDepth bounds the nesting of a list or mapping value.
+const kvMaxDepth = 64
+
+// kvJSON writes a YAML node inside a list or mapping value as JSON.
+func (p *studyParser) kvJSON(b *strings.Builder, n *yaml.Node, field string, depth int) error {
+	if depth > kvMaxDepth {
+		return p.fail(n, field, "nested deeper than %d", kvMaxDepth)
+	}
+	switch n.Kind {
+	case yaml.SequenceNode:
+		b.WriteByte('[')
+		for i, c := range n.Content {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := p.kvJSON(b, c, fmt.Sprintf("%s[%d]", field, i), depth+1); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+		return nil
+	case yaml.MappingNode:
+		b.WriteByte('{')
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			kn, vn := n.Content[i], n.Content[i+1]
+			if kn.Kind != yaml.ScalarNode || kn.Tag != "!!str" {
+				if kn.Tag == "!!merge" {
+					return p.fail(kn, field, "merge keys (<<) are not supported here; write the keys out")
+				}
+				return p.fail(kn, field, "a key of a nested mapping must be a string (JSON and lm-eval have no other), found %s; quote it", nodeKind(kn))
+			}
+			if seen[kn.Value] {
+				return p.fail(kn, field+"."+kn.Value, "key %q given twice", kn.Value)
+			}
+			seen[kn.Value] = true
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(kvJSONString(kn.Value))
+			b.WriteByte(':')
+			if err := p.kvJSON(b, vn, field+"."+kn.Value, depth+1); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+		return nil
+	case yaml.ScalarNode:
+	default:
+		return p.fail(n, field, "aliases are not supported in model_args and gen_kwargs; write the value out")
+	}
+	switch v := n.Value; {
+	case n.Tag == "!!null":
+		b.WriteString("null")
+	case n.Tag == "!!bool":
+		b.WriteString(strconv.FormatBool(strings.ToLower(v) == "true"))
+	case n.Tag == "!!str" && kvPlain(n) && kvYAML11Bool[v] != "":
+		b.WriteString(kvYAML11Bool[v])
+	case n.Tag == "!!int":
+		if !kvIntRE.MatchString(v) {
+			return p.fail(n, field, "write the integer %s in decimal without leading zeros, or quote it for a string", v)
+		}
+		v = strings.TrimPrefix(v, "+")
+		if v == "-0" {
+			v = "0"
+		}
+		b.WriteString(v)
+	case n.Tag == "!!float":
+		f, err := strconv.ParseFloat(v, 64)
+		if !kvFloatRE.MatchString(v) || err != nil || math.IsInf(f, 0) {
+			return p.fail(n, field, "%s has no JSON form (write a finite decimal number, or quote it for a string)", v)
+		}
+		b.WriteString(harness.FormatFloat(f, false))
+	case n.Tag == "!!str" || n.Tag == "!!timestamp":
+		b.WriteString(kvJSONString(v))
+	default:
+		return p.fail(n, field, "the YAML tag %s is not supported here", n.Tag)
+	}
+	return nil
+}
+
+// kvJSONString writes s as a JSON string, leaving <, > and & as they are.
+func kvJSONString(s string) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// kvSecret reports whether a value holds a credential: as harness.Secret
+// judges the key and the value's text, and, inside a list or mapping, each
+// string under the nearest key.
+func kvSecret(kv harness.KV) (string, bool) {
+	if what, ok := harness.Secret(kv.Key, kv.Value); ok || !kv.JSON {
+		return what, ok
+	}
+	dec := json.NewDecoder(strings.NewReader(kv.Value))
+	var v any
+	if dec.Decode(&v) != nil {
+		return "", false
+	}
+	var walk func(key string, v any) (string, bool)
+	walk = func(key string, v any) (string, bool) {
+		switch v := v.(type) {
+		case string:
+			return harness.Secret(key, v)
+		case []any:
+			for _, x := range v {
+				if what, ok := walk(key, x); ok {
+					return what, ok
+				}
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				if _, isStr := v[k].(string); !isStr {
+					// A list or mapping under a credential's name is one.
+					text, _ := json.Marshal(v[k])
+					if what, ok := harness.Secret(k, string(text)); ok {
+						return what, ok
+					}
+				}
+				if what, ok := walk(k, v[k]); ok {
+					return what, ok
+				}
+			}
+		}
+		return "", false
+	}
+	return walk(kv.Key, v)
 }
 
 var batchRE = regexp.MustCompile(`^(\d+|auto(:\d+)?)$`)
