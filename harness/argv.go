@@ -138,6 +138,49 @@ func Argv(spec RunSpec, version Version, outputPath string) ([]string, error) {
 	if spec.UseCache != "" && b.text("use_cache", spec.UseCache) {
 		b.opt("--use_cache", spec.UseCache)
 	}
+	if spec.IncludePath != "" && b.text("include_path", spec.IncludePath) && b.need("include_path", "--include_path") {
+		b.opt("--include_path", spec.IncludePath)
+	}
+	if spec.MaxBatchSize != nil && b.need("max_batch_size", "--max_batch_size") {
+		if *spec.MaxBatchSize < 1 {
+			b.invalid("max_batch_size", "%d is not a positive integer", *spec.MaxBatchSize)
+		} else {
+			b.opt("--max_batch_size", strconv.Itoa(*spec.MaxBatchSize))
+		}
+	}
+	for _, o := range []struct{ setting, flag, value string }{
+		{"metadata", "--metadata", spec.Metadata},
+		{"samples", "--samples", spec.Samples},
+	} {
+		if o.value == "" || !b.text(o.setting, o.value) || !b.need(o.setting, o.flag) {
+			continue
+		}
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(o.value), &obj); err != nil {
+			b.invalid(o.setting, "%q is not a JSON object: %v", o.value, err)
+			continue
+		}
+		b.opt(o.flag, o.value)
+	}
+	if spec.PredictOnly && b.need("predict_only", "--predict_only") {
+		b.args = append(b.args, "--predict_only")
+	}
+	if spec.CacheRequests != "" && b.need("cache_requests", "--cache_requests") {
+		switch spec.CacheRequests {
+		case "true", "refresh", "delete":
+			b.opt("--cache_requests", spec.CacheRequests)
+		default:
+			b.invalid("cache_requests", "%q is not true, refresh or delete", spec.CacheRequests)
+		}
+	}
+	for _, o := range []struct{ setting, flag, value string }{
+		{"hf_hub_log_args", "--hf_hub_log_args", spec.HFHubLogArgs},
+		{"wandb_args", "--wandb_args", spec.WandbArgs},
+	} {
+		if o.value != "" && b.text(o.setting, o.value) && b.need(o.setting, o.flag) {
+			b.opt(o.flag, o.value)
+		}
+	}
 	if spec.TrustRemoteCode && b.need("trust_remote_code", "--trust_remote_code") {
 		if jsonModelArgs && version.Less(sinceJSONTrustRemote) {
 			// v0.4.9 appends ",trust_remote_code=True" to --model_args,
@@ -270,37 +313,37 @@ type lmEvalFlag struct {
 // flags marked "emitted"; the others are listed so that the table is the
 // whole command line and a check of an argv against it is meaningful.
 var lmEvalFlags = []lmEvalFlag{
-	{"--model", Version{0, 4, 0}, Version{}},       // emitted
-	{"--tasks", Version{0, 4, 0}, Version{}},       // emitted; comma list (v0.4.10: nargs="+", each split at ",")
-	{"--model_args", Version{0, 4, 0}, Version{}},  // emitted; see sinceEqualsInValue, sinceJSONArgs, sinceRunSubcommand
-	{"--num_fewshot", Version{0, 4, 0}, Version{}}, // emitted; int
-	{"--batch_size", Version{0, 4, 0}, Version{}},  // emitted; str: N, auto, auto:N
-	{"--max_batch_size", Version{0, 4, 0}, Version{}},
-	{"--device", Version{0, 4, 0}, Version{}},      // emitted
-	{"--output_path", Version{0, 4, 0}, Version{}}, // emitted
-	{"--limit", Version{0, 4, 0}, Version{}},       // emitted; float
-	{"--use_cache", Version{0, 4, 0}, Version{}},   // emitted; sqlite path
+	{"--model", Version{0, 4, 0}, Version{}},          // emitted
+	{"--tasks", Version{0, 4, 0}, Version{}},          // emitted; comma list (v0.4.10: nargs="+", each split at ",")
+	{"--model_args", Version{0, 4, 0}, Version{}},     // emitted; see sinceEqualsInValue, sinceJSONArgs, sinceRunSubcommand
+	{"--num_fewshot", Version{0, 4, 0}, Version{}},    // emitted; int
+	{"--batch_size", Version{0, 4, 0}, Version{}},     // emitted; str: N, auto, auto:N
+	{"--max_batch_size", Version{0, 4, 0}, Version{}}, // emitted
+	{"--device", Version{0, 4, 0}, Version{}},         // emitted
+	{"--output_path", Version{0, 4, 0}, Version{}},    // emitted
+	{"--limit", Version{0, 4, 0}, Version{}},          // emitted; float
+	{"--use_cache", Version{0, 4, 0}, Version{}},      // emitted; sqlite path
 	{"--decontamination_ngrams_path", Version{0, 4, 0}, Version{0, 4, 2}},
 	{"--check_integrity", Version{0, 4, 0}, Version{}},
 	{"--write_out", Version{0, 4, 0}, Version{}},
 	{"--log_samples", Version{0, 4, 0}, Version{}}, // emitted; switch, needs --output_path
 	{"--show_config", Version{0, 4, 0}, Version{}},
-	{"--include_path", Version{0, 4, 0}, Version{}},
-	{"--gen_kwargs", Version{0, 4, 0}, Version{}}, // emitted; unusable in v0.4.2 (sinceGenKwargsFixed)
+	{"--include_path", Version{0, 4, 0}, Version{}}, // emitted
+	{"--gen_kwargs", Version{0, 4, 0}, Version{}},   // emitted; unusable in v0.4.2 (sinceGenKwargsFixed)
 	{"--verbosity", Version{0, 4, 0}, Version{}},
-	{"--cache_requests", Version{0, 4, 2}, Version{}},
-	{"--wandb_args", Version{0, 4, 2}, Version{}},
-	{"--predict_only", Version{0, 4, 2}, Version{}},
-	{"--seed", Version{0, 4, 2}, Version{}},                 // emitted; 3 values in v0.4.2, 4 from v0.4.3
-	{"--trust_remote_code", Version{0, 4, 2}, Version{}},    // emitted; switch
-	{"--system_instruction", Version{0, 4, 3}, Version{}},   // emitted
-	{"--apply_chat_template", Version{0, 4, 3}, Version{}},  // emitted; switch in v0.4.3, [name] from v0.4.4
-	{"--fewshot_as_multiturn", Version{0, 4, 3}, Version{}}, // emitted; switch, [bool] from v0.4.10
-	{"--hf_hub_log_args", Version{0, 4, 3}, Version{}},
+	{"--cache_requests", Version{0, 4, 2}, Version{}},          // emitted
+	{"--wandb_args", Version{0, 4, 2}, Version{}},              // emitted
+	{"--predict_only", Version{0, 4, 2}, Version{}},            // emitted
+	{"--seed", Version{0, 4, 2}, Version{}},                    // emitted; 3 values in v0.4.2, 4 from v0.4.3
+	{"--trust_remote_code", Version{0, 4, 2}, Version{}},       // emitted; switch
+	{"--system_instruction", Version{0, 4, 3}, Version{}},      // emitted
+	{"--apply_chat_template", Version{0, 4, 3}, Version{}},     // emitted; switch in v0.4.3, [name] from v0.4.4
+	{"--fewshot_as_multiturn", Version{0, 4, 3}, Version{}},    // emitted; switch, [bool] from v0.4.10
+	{"--hf_hub_log_args", Version{0, 4, 3}, Version{}},         // emitted
 	{"--confirm_run_unsafe_code", Version{0, 4, 8}, Version{}}, // emitted; switch
-	{"--samples", Version{0, 4, 9}, Version{}},
+	{"--samples", Version{0, 4, 9}, Version{}},                 // emitted
 	{"--wandb_config_args", Version{0, 4, 9}, Version{}},
-	{"--metadata", Version{0, 4, 9}, Version{}},
+	{"--metadata", Version{0, 4, 9}, Version{}}, // emitted
 	{"--config", Version{0, 4, 10}, Version{}},
 	{"--trackio_args", Version{0, 4, 12}, Version{}},
 }

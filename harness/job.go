@@ -50,6 +50,9 @@ type JobOptions struct {
 const (
 	Partial   = "output.partial"
 	OutputDir = "output"
+	// IncludeDir is where a run keeps its frozen copy of the study's
+	// include_path (custom task YAMLs), beside its output.
+	IncludeDir = "include"
 )
 
 // RunJob runs one planned run on the machine it is called on: it marks the
@@ -190,7 +193,7 @@ type LMEval struct {
 // logs samples, the samples of every task the results have a config for;
 // otherwise the error (matching ErrNoOutput) says what is missing.
 func (l LMEval) Execute(ctx context.Context, rec *RunRecord, outDir string, progress func(Progress)) error {
-	argv := withOutputPath(rec.Argv, outDir)
+	argv := withFlag(withOutputPath(rec.Argv, outDir), "--include_path", filepath.Join(filepath.Dir(outDir), IncludeDir))
 	if len(argv) == 0 {
 		return errors.New("run.json has no argv")
 	}
@@ -284,6 +287,24 @@ func checkOutput(rec *RunRecord, dir string) error {
 
 // withOutputPath returns argv with its --output_path value replaced (or
 // one appended).
+// withFlag points flag, when argv has it, at value: the run's own copy of
+// what the recorded, study-relative path names.
+func withFlag(argv []string, flag, value string) []string {
+	for i := 1; i < len(argv); i++ {
+		switch {
+		case argv[i] == flag && i+1 < len(argv):
+			args := append([]string(nil), argv...)
+			args[i+1] = value
+			return args
+		case strings.HasPrefix(argv[i], flag+"="):
+			args := append([]string(nil), argv...)
+			args[i] = flag + "=" + value
+			return args
+		}
+	}
+	return argv
+}
+
 func withOutputPath(argv []string, out string) []string {
 	args := append([]string(nil), argv...)
 	for i := 1; i < len(args); i++ {

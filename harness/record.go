@@ -37,6 +37,9 @@ type RunRecord struct {
 	// computed when the run was planned: a run whose identity changed is
 	// stale, never reused.
 	Identity string `json:"identity,omitempty"`
+	// Includes are the files of the run's include_path (custom tasks), by
+	// path inside it, with their sha256: frozen into runs/<name>/include.
+	Includes map[string]string `json:"includes,omitempty"`
 	// Argv is the exact lm-eval command line, program name first.
 	Argv      []string     `json:"argv"`
 	Harness   HarnessInfo  `json:"harness"`

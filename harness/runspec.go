@@ -32,6 +32,26 @@ type RunSpec struct {
 	TrustRemoteCode      bool   `json:"trust_remote_code,omitempty"`
 	ConfirmRunUnsafeCode bool   `json:"confirm_run_unsafe_code,omitempty"`
 	BootstrapIters       *int   `json:"bootstrap_iters,omitempty"`
+	// IncludePath is --include_path: a folder of custom task YAMLs, inside
+	// the study directory and relative to it. A sweep freezes its files
+	// into each run's directory (runs/<name>/include), hashes them into the
+	// run's identity, and points lm-eval there.
+	IncludePath string `json:"include_path,omitempty"`
+	// The settings below are passed through as they are and recorded.
+	// MaxBatchSize is --max_batch_size (with batch_size auto).
+	MaxBatchSize *int `json:"max_batch_size,omitempty"`
+	// Metadata is --metadata: a JSON object the tasks receive (v0.4.9+).
+	Metadata string `json:"metadata,omitempty"`
+	// Samples is --samples: a JSON object of task → doc ids (v0.4.9+).
+	Samples string `json:"samples,omitempty"`
+	// PredictOnly is --predict_only: generations logged, not scored.
+	PredictOnly bool `json:"predict_only,omitempty"`
+	// CacheRequests is --cache_requests: true, refresh or delete.
+	CacheRequests string `json:"cache_requests,omitempty"`
+	// HFHubLogArgs and WandbArgs are --hf_hub_log_args and --wandb_args,
+	// lm-eval's own key=value strings.
+	HFHubLogArgs string `json:"hf_hub_log_args,omitempty"`
+	WandbArgs    string `json:"wandb_args,omitempty"`
 }
 
 // KV is one key and value of model_args or gen_kwargs.

@@ -3,6 +3,7 @@ package harness
 import (
 	"encoding/json"
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -54,7 +55,7 @@ func (spec RunSpec) Secrets() []string {
 		list  KVs
 	}{{"model_args", spec.ModelArgs}, {"gen_kwargs", spec.GenKwargs}} {
 		for _, kv := range set.list {
-			if what, ok := secretIn(kv); ok {
+			if what, ok := kv.Secret(); ok {
 				out = append(out, set.field+"."+kv.Key+": "+what)
 			}
 		}
@@ -65,30 +66,45 @@ func (spec RunSpec) Secrets() []string {
 	return out
 }
 
-// secretIn is Secret for a setting, looking inside a typed (JSON) value at
-// every string it holds, under the key it is held by.
-func secretIn(kv KV) (string, bool) {
-	if !kv.JSON {
-		return Secret(kv.Key, kv.Value)
+// Secret reports whether a setting holds a credential: as Secret judges
+// the key and the value's text, and, inside a typed (JSON) list or
+// mapping, each string under the nearest key; a list or mapping under a
+// credential's name is one.
+func (kv KV) Secret() (string, bool) {
+	if what, ok := Secret(kv.Key, kv.Value); ok || !kv.JSON {
+		return what, ok
 	}
+	dec := json.NewDecoder(strings.NewReader(kv.Value))
 	var v any
-	if json.Unmarshal([]byte(kv.Value), &v) != nil {
-		return Secret(kv.Key, kv.Value)
+	if dec.Decode(&v) != nil {
+		return "", false
 	}
 	var walk func(key string, v any) (string, bool)
 	walk = func(key string, v any) (string, bool) {
-		switch x := v.(type) {
+		switch v := v.(type) {
 		case string:
-			return Secret(key, x)
+			return Secret(key, v)
 		case []any:
-			for _, e := range x {
-				if what, ok := walk(key, e); ok {
+			for _, x := range v {
+				if what, ok := walk(key, x); ok {
 					return what, ok
 				}
 			}
 		case map[string]any:
-			for k, e := range x {
-				if what, ok := walk(k, e); ok {
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				if _, isStr := v[k].(string); !isStr {
+					// A list or mapping under a credential's name is one.
+					text, _ := json.Marshal(v[k])
+					if what, ok := Secret(k, string(text)); ok {
+						return what, ok
+					}
+				}
+				if what, ok := walk(k, v[k]); ok {
 					return what, ok
 				}
 			}

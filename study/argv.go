@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -29,7 +30,12 @@ func (s *Study) Argv(pr PlannedRun, command []string, outputPath string) ([]stri
 	if err != nil {
 		return nil, &Error{Path: s.Path, Field: "harness.version", Msg: err.Error()}
 	}
-	args, err := harness.Argv(pr.Spec, version, outputPath)
+	spec := pr.Spec
+	if spec.IncludePath != "" {
+		// The run's frozen copy, beside its output.
+		spec.IncludePath = path.Join(path.Dir(filepath.ToSlash(outputPath)), harness.IncludeDir)
+	}
+	args, err := harness.Argv(spec, version, outputPath)
 	if err != nil {
 		return nil, fmt.Errorf("run %s (%s): %w", pr.Name, pr.Label, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/evalcapsule/evalcapsule/harness"
@@ -20,6 +21,8 @@ type identity struct {
 	Model     string          `json:"model,omitempty"`
 	Revision  string          `json:"revision,omitempty"`
 	Simulated bool            `json:"simulated,omitempty"`
+	// Includes hashes the custom task files, which the spec only names.
+	Includes map[string]string `json:"includes,omitempty"`
 }
 
 // Identity is the hash of everything the study pins that can change a
@@ -30,6 +33,13 @@ type identity struct {
 func (s *Study) Identity(pr PlannedRun, simulated bool) string {
 	id := identity{Spec: pr.Spec, Harness: pr.Harness.Version, Commit: pr.Harness.Commit, Image: pr.Harness.Image,
 		Model: s.Model.ID, Revision: s.Model.Revision, Simulated: simulated}
+	if pr.Spec.IncludePath != "" {
+		files, err := s.Includes(pr)
+		if err != nil {
+			files = map[string]string{"": err.Error()} // an identity no run has
+		}
+		id.Includes = files
+	}
 	b, _ := json.Marshal(id)
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
@@ -63,6 +73,12 @@ func (s *Study) staleness(pr PlannedRun, old *harness.RunRecord, simulated bool)
 	if old.Simulated != simulated {
 		change("simulated", fmt.Sprint(old.Simulated), fmt.Sprint(simulated))
 	}
+	if pr.Spec.IncludePath != "" {
+		now, _ := s.Includes(pr)
+		for _, f := range changedFiles(old.Includes, now) {
+			why = append(why, "include_path file "+f+" changed")
+		}
+	}
 	if len(why) == 0 && old.Identity != "" {
 		why = append(why, "its identity changed")
 	}
@@ -74,4 +90,21 @@ func orDash(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// changedFiles names the files added, removed or changed between two sets.
+func changedFiles(a, b map[string]string) []string {
+	var out []string
+	for f, h := range a {
+		if b[f] != h {
+			out = append(out, f)
+		}
+	}
+	for f := range b {
+		if _, ok := a[f]; !ok {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

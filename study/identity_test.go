@@ -211,3 +211,66 @@ func TestWarnsUnpinnedRevision(t *testing.T) {
 		}
 	}
 }
+
+// A variant's custom tasks are frozen into its run, hashed into its
+// identity and recorded; editing one re-runs exactly that run.
+func TestIncludePath(t *testing.T) {
+	dir := t.TempDir()
+	tasks := filepath.Join(dir, "tasks")
+	if err := os.MkdirAll(filepath.Join(tasks, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	yaml := "task: gsm8k_custom\ninclude: gsm8k.yaml\n"
+	os.WriteFile(filepath.Join(tasks, "sub", "gsm8k_custom.yaml"), []byte(yaml), 0o644)
+	s := writeStudy(t, dir, strings.Replace(harnessStudy, "  - {num_fewshot: 0}\n", "  - {num_fewshot: 0}\n  - {include_path: tasks}\n", 1))
+	ran, _, err := sweep(t, s, "container", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := s.Plan()[len(s.Plan())-1]
+	var rec *harness.RunRecord
+	for i := range ran {
+		if ran[i].Name == pr.Name {
+			rec = &ran[i]
+		} else if ran[i].Includes != nil {
+			t.Errorf("%s records includes", ran[i].Name)
+		}
+	}
+	if rec == nil {
+		t.Fatalf("%s did not run", pr.Name)
+	}
+	if !slices.Contains(rec.Argv, "runs/"+pr.Name+"/include") || len(rec.Includes) != 1 || !strings.HasPrefix(rec.Includes["sub/gsm8k_custom.yaml"], "sha256:") {
+		t.Errorf("argv %q, includes %v", rec.Argv, rec.Includes)
+	}
+	frozen, err := os.ReadFile(filepath.Join(s.RunDir(pr), "include", "sub", "gsm8k_custom.yaml"))
+	if err != nil || string(frozen) != yaml {
+		t.Errorf("frozen copy: %q %v", frozen, err)
+	}
+	done, _ := harness.ReadRecord(s.RunDir(pr))
+	if d := s.CheckRecord(pr, done); len(d) != 0 {
+		t.Errorf("the record does not check: %q", d)
+	}
+	// Nothing changed: nothing runs; the task file changes: that run runs.
+	if ran, _, err := sweep(t, s, "container", false); err != nil || len(ran) != 0 {
+		t.Fatalf("a second sweep ran %d runs (%v)", len(ran), err)
+	}
+	os.WriteFile(filepath.Join(tasks, "sub", "gsm8k_custom.yaml"), []byte(yaml+"num_fewshot: 3\n"), 0o644)
+	ran, sw, err := sweep(t, s, "container", false)
+	if err != nil || len(ran) != 1 || ran[0].Name != pr.Name {
+		t.Fatalf("after a task file changed: ran %d (%v)", len(ran), err)
+	}
+	for _, o := range sw.Runs {
+		if o.Run.Name == pr.Name && !strings.Contains(o.Stale, "include_path file sub/gsm8k_custom.yaml changed") {
+			t.Errorf("reason %q", o.Stale)
+		}
+	}
+	// A link in the folder is refused before anything runs.
+	os.Symlink("/etc/passwd", filepath.Join(tasks, "passwd.yaml"))
+	if _, _, err := sweep(t, s, "container", false); !errors.Is(err, study.ErrStudy) || !strings.Contains(err.Error(), "passwd.yaml is a symbolic link") {
+		t.Errorf("a link in include_path: %v", err)
+	}
+	// A folder outside the study is refused when the study is read.
+	if _, err := study.Parse("study.yaml", []byte(strings.Replace(harnessStudy, "  - {num_fewshot: 0}\n", "  - {include_path: ../elsewhere}\n", 1))); !errors.Is(err, study.ErrStudy) {
+		t.Errorf("include_path outside the study: %v", err)
+	}
+}

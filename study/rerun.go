@@ -128,7 +128,13 @@ func Rerun(ctx context.Context, s *Study, workspace string, opts RerunOptions) (
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return out, err
 		}
-		rec := &harness.RunRecord{Name: pr.Name, Label: pr.Label, Status: harness.StatusPlanned, Spec: pr.Spec, Argv: r.argv,
+		if pr.Spec.IncludePath != "" {
+			// The tasks the packed run used, frozen beside its output.
+			if err := freezeIncludes(filepath.Join(packedDir, harness.IncludeDir), orig.Includes, dir); err != nil {
+				return out, fmt.Errorf("run %s: its frozen include_path: %w", pr.Name, err)
+			}
+		}
+		rec := &harness.RunRecord{Name: pr.Name, Label: pr.Label, Status: harness.StatusPlanned, Spec: pr.Spec, Argv: r.argv, Includes: orig.Includes,
 			Harness: harness.HarnessInfo{Version: s.Harness.Version, Commit: s.Harness.Commit}, Model: orig.Model, Seeds: pr.Spec.Seed,
 			Runner: harness.RunnerInfo{Kind: opts.RunnerKind}, Simulated: orig.Simulated}
 		if err := harness.WriteRecord(dir, rec); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -135,6 +136,9 @@ func Sweep(ctx context.Context, s *Study, opts SweepOptions) (*SweepResult, erro
 		if opts.Simulated {
 			rec.Harness.Source = "simulated"
 		}
+		if rec.Includes, err = s.Includes(pr); err != nil {
+			return nil, fmt.Errorf("run %s (%s): %w", pr.Name, pr.Label, err)
+		}
 		if pr.Harness.Image != "" && opts.RunnerKind == "container" {
 			// The image this run's lm-eval is in: the container runner
 			// takes it over its own default.
@@ -204,6 +208,13 @@ func Sweep(ctx context.Context, s *Study, opts SweepOptions) (*SweepResult, erro
 					out.Status, out.Err = harness.StatusFailed, err
 					sweep.Runs[i] = out
 					continue
+				}
+				if j.pr.Spec.IncludePath != "" {
+					if err := freezeIncludes(filepath.Join(s.Dir, j.pr.Spec.IncludePath), j.rec.Includes, j.dir); err != nil {
+						out.Status, out.Err = harness.StatusFailed, fmt.Errorf("freezing include_path: %w", err)
+						sweep.Runs[i] = out
+						continue
+					}
 				}
 				progress := func(p harness.Progress) {
 					emit(RunEvent{Run: j.pr, Status: harness.StatusRunning, Progress: p})

@@ -175,6 +175,14 @@ var SettingNames = map[string]string{
 	"confirm_run_unsafe_code": "true or false",
 	"bootstrap_iters":         "an integer",
 	"harness":                 "another lm-eval for this step or variant: a mapping of version, commit, image, python",
+	"include_path":            "a folder of custom task YAMLs inside the study directory",
+	"max_batch_size":          "an integer",
+	"metadata":                "a mapping passed to the tasks (lm-eval 0.4.9+)",
+	"samples":                 "a mapping of task names to lists of doc ids (lm-eval 0.4.9+)",
+	"predict_only":            "true or false",
+	"cache_requests":          "true, refresh or delete",
+	"hf_hub_log_args":         "lm-eval's key=value string",
+	"wandb_args":              "lm-eval's key=value string",
 }
 
 // Load reads dir/study.yaml (or a study file given directly) with
@@ -476,7 +484,7 @@ func (p *studyParser) apply(spec harness.RunSpec, s Settings, field string) (har
 				if err != nil {
 					return out, err
 				}
-				if what, ok := kvSecret(kv); ok {
+				if what, ok := kv.Secret(); ok {
 					return out, p.fail(vn, f+"."+kn.Value, "this is %s: pass it in the environment (HF_TOKEN reaches every runner), never in study.yaml, which is copied into every run.json and capsule", what)
 				}
 				if k == "model_args" {
@@ -504,6 +512,41 @@ func (p *studyParser) apply(spec harness.RunSpec, s Settings, field string) (har
 			}
 		case "harness":
 			_, err = p.harness(n, f, HarnessRef{})
+		case "include_path":
+			err = p.str(n, f, &out.IncludePath)
+			if err == nil && (filepath.IsAbs(out.IncludePath) || !filepath.IsLocal(out.IncludePath)) {
+				return out, p.fail(n, f, "expected a folder inside the study directory, relative to it, found %q", out.IncludePath)
+			}
+		case "max_batch_size":
+			v, e := strconv.Atoi(n.Value)
+			if n.Kind != yaml.ScalarNode || e != nil || v < 1 {
+				return out, p.fail(n, f, "expected a positive integer, found %s", nodeKind(n))
+			}
+			out.MaxBatchSize = &v
+		case "metadata", "samples":
+			if n.Kind != yaml.MappingNode {
+				return out, p.fail(n, f, "expected a mapping, found %s", nodeKind(n))
+			}
+			var b strings.Builder
+			if err := p.kvJSON(&b, n, f, 0); err != nil {
+				return out, err
+			}
+			if k == "metadata" {
+				out.Metadata = b.String()
+			} else {
+				out.Samples = b.String()
+			}
+		case "predict_only":
+			out.PredictOnly, err = p.boolean(n, f)
+		case "cache_requests":
+			err = p.str(n, f, &out.CacheRequests)
+			if err == nil && out.CacheRequests != "true" && out.CacheRequests != "refresh" && out.CacheRequests != "delete" {
+				return out, p.fail(n, f, "expected true, refresh or delete, found %q", out.CacheRequests)
+			}
+		case "hf_hub_log_args":
+			err = p.str(n, f, &out.HFHubLogArgs)
+		case "wandb_args":
+			err = p.str(n, f, &out.WandbArgs)
 		case "num_fewshot", "bootstrap_iters":
 			v, e := strconv.Atoi(n.Value)
 			if n.Kind != yaml.ScalarNode || e != nil || v < 0 {
@@ -757,53 +800,6 @@ func kvJSONString(s string) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // a string always encodes
 	return strings.TrimSuffix(buf.String(), "\n")
-}
-
-// kvSecret reports whether a value holds a credential: as harness.Secret
-// judges the key and the value's text, and, inside a list or mapping, each
-// string under the nearest key.
-func kvSecret(kv harness.KV) (string, bool) {
-	if what, ok := harness.Secret(kv.Key, kv.Value); ok || !kv.JSON {
-		return what, ok
-	}
-	dec := json.NewDecoder(strings.NewReader(kv.Value))
-	var v any
-	if dec.Decode(&v) != nil {
-		return "", false
-	}
-	var walk func(key string, v any) (string, bool)
-	walk = func(key string, v any) (string, bool) {
-		switch v := v.(type) {
-		case string:
-			return harness.Secret(key, v)
-		case []any:
-			for _, x := range v {
-				if what, ok := walk(key, x); ok {
-					return what, ok
-				}
-			}
-		case map[string]any:
-			keys := make([]string, 0, len(v))
-			for k := range v {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				if _, isStr := v[k].(string); !isStr {
-					// A list or mapping under a credential's name is one.
-					text, _ := json.Marshal(v[k])
-					if what, ok := harness.Secret(k, string(text)); ok {
-						return what, ok
-					}
-				}
-				if what, ok := walk(k, v[k]); ok {
-					return what, ok
-				}
-			}
-		}
-		return "", false
-	}
-	return walk(kv.Key, v)
 }
 
 var batchRE = regexp.MustCompile(`^(\d+|auto(:\d+)?)$`)
