@@ -65,8 +65,8 @@ type Options struct {
 	// value zero-shot. MMLU has five dev examples per subject, so at most 5.
 	NumFewshot int
 	// LMEvalVersion is the lm-eval release whose file format is written
-	// (default 0.4.9.1): v0.4.3 to v0.4.11, see SupportedLMEvalVersions.
-	// Other releases are refused with an error naming them.
+	// (default 0.4.9.1): any release from v0.4.3 to v0.4.11. Other
+	// releases are refused with an error naming them.
 	LMEvalVersion string
 	// PythonVersion is written into pretty_env_info and decides the
 	// summation rule of the reported means (CPython 3.12 changed sum()).

@@ -76,15 +76,15 @@ type format struct {
 	multiturnUnset bool
 }
 
-// Supported lists the lm-eval releases whose file format Generate writes.
+// supported lists the lm-eval releases whose file format Generate writes.
 var supported = []harness.Version{
 	{0, 4, 3}, {0, 4, 4}, {0, 4, 5}, {0, 4, 6}, {0, 4, 7}, {0, 4, 8},
 	{0, 4, 9}, {0, 4, 9, 1}, {0, 4, 9, 2}, {0, 4, 10}, {0, 4, 11},
 }
 
-// SupportedLMEvalVersions returns the lm-eval releases whose file format
-// the simulated backend writes, oldest first.
-func SupportedLMEvalVersions() []string {
+// supportedVersions returns the lm-eval releases whose file format the
+// simulated backend writes, oldest first.
+func supportedVersions() []string {
 	out := make([]string, len(supported))
 	for i, v := range supported {
 		out[i] = v.String()
@@ -98,7 +98,7 @@ var releaseRE = regexp.MustCompile(`^v?\d+\.\d+\.\d+(\.\d+)?$`)
 // naming the release when its format is not simulated.
 func formatFor(s string) (format, error) {
 	s = strings.TrimSpace(s)
-	list := strings.Join(SupportedLMEvalVersions(), ", ")
+	list := strings.Join(supportedVersions(), ", ")
 	if !releaseRE.MatchString(s) {
 		return format{}, fmt.Errorf("simulate: lm-eval version %q: not a release number (the simulated file formats are those of %s)", s, list)
 	}

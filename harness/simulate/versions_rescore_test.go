@@ -14,13 +14,16 @@ import (
 	"github.com/evalcapsule/evalcapsule/harness/simulate"
 )
 
+// releases are the lm-eval releases the simulator writes.
+var releases = []string{"0.4.3", "0.4.4", "0.4.5", "0.4.6", "0.4.7", "0.4.8", "0.4.9", "0.4.9.1", "0.4.9.2", "0.4.10", "0.4.11"}
+
 // TestRescore_EveryVersion re-scores a small simulated run of every release
 // the simulator writes with the project's re-scorer, which re-derives each
 // number the way that release computes it: every check must be exact, at
 // the level the release's files allow, and the release must be one the
 // re-scorer's version evidence admits.
 func TestRescore_EveryVersion(t *testing.T) {
-	for _, v := range simulate.SupportedLMEvalVersions() {
+	for _, v := range releases {
 		t.Run(v, func(t *testing.T) {
 			for _, py := range []string{"3.10.12", "3.12.3"} {
 				out, err := simulate.Generate(t.TempDir(), simulate.Options{Seed: 21, GSM8KDocs: 40, MMLUDocsPerSubject: 6, LMEvalVersion: v, PythonVersion: py})

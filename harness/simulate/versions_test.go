@@ -37,8 +37,8 @@ func TestFormatFor(t *testing.T) {
 			t.Errorf("%q: %v, want an error saying %q and listing the simulated releases", v, err, want)
 		}
 	}
-	if got := SupportedLMEvalVersions(); got[0] != "0.4.3" || !slices.Contains(got, DefaultLMEvalVersion) || got[len(got)-1] != "0.4.11" {
-		t.Errorf("SupportedLMEvalVersions() = %v", got)
+	if got := supportedVersions(); got[0] != "0.4.3" || !slices.Contains(got, DefaultLMEvalVersion) || got[len(got)-1] != "0.4.11" {
+		t.Errorf("supportedVersions() = %v", got)
 	}
 }
 
@@ -49,7 +49,7 @@ func TestFormatFor(t *testing.T) {
 // pooled over leaves (v0.4.4+) or over direct members bottom-up (v0.4.3).
 func TestGenerate_VersionsPython(t *testing.T) {
 	py := pythonVersion(t)
-	for _, v := range SupportedLMEvalVersions() {
+	for _, v := range supportedVersions() {
 		t.Run(v, func(t *testing.T) {
 			opts := small()
 			opts.LMEvalVersion = v
@@ -191,7 +191,7 @@ print('ok', files, lines)
 // TestGenerate_VersionLayout checks, per release, the file names and the
 // version-specific keys and fields the re-scorer and readers go by.
 func TestGenerate_VersionLayout(t *testing.T) {
-	for _, v := range SupportedLMEvalVersions() {
+	for _, v := range supportedVersions() {
 		t.Run(v, func(t *testing.T) {
 			ver := harness.MustVersion(v)
 			opts := small()
