@@ -28,11 +28,18 @@ type Effects struct {
 	// LongGeneration is the change of the truncation rate when
 	// gen_kwargs.max_gen_toks is above 256.
 	LongGeneration float64
+	// HarnessBefore044 is the GSM8K accuracy change of a run that pins an
+	// lm-eval older than v0.4.4. It is made up: lm-eval's GSM8K scoring did
+	// not change there; the effect exists so that a study pinning an older
+	// harness for a step has a row to attribute. Only the Executor (which
+	// knows the run's lm-eval) applies it; OptionsFor does not.
+	HarnessBefore044 float64
 }
 
 // DefaultEffects are the planted effects of the demo study: a chat template
 // mostly fixes the answer format, 8-shot adds about a point, fp16 costs a
-// little, and a longer generation limit removes most truncations.
+// little, a longer generation limit removes most truncations, and (made up,
+// see HarnessBefore044) lm-eval before v0.4.4 costs a point on GSM8K.
 func DefaultEffects() Effects {
 	return Effects{
 		PerShot:              0.0035,
@@ -41,6 +48,7 @@ func DefaultEffects() Effects {
 		Multiturn:            0.01,
 		Float16:              -0.005,
 		LongGeneration:       -0.05,
+		HarnessBefore044:     -0.01,
 	}
 }
 
@@ -48,7 +56,18 @@ func DefaultEffects() Effects {
 // limit it asks for, and the rates the effects give its settings. Settings
 // the simulation has no effect for are accepted and change nothing.
 func OptionsFor(spec harness.RunSpec, seed int64, e Effects) (Options, error) {
-	o := Options{Seed: seed, Tasks: spec.Tasks, NumFewshot: DefaultNumFewshot}
+	return optionsFor(spec, "", seed, e)
+}
+
+// optionsForRecord is OptionsFor for a planned run: its settings, and the
+// lm-eval release it pins, whose file format the output takes and whose
+// effect (HarnessBefore044) applies.
+func optionsForRecord(rec *harness.RunRecord, seed int64, e Effects) (Options, error) {
+	return optionsFor(rec.Spec, rec.Harness.Version, seed, e)
+}
+
+func optionsFor(spec harness.RunSpec, lmEval string, seed int64, e Effects) (Options, error) {
+	o := Options{Seed: seed, Tasks: spec.Tasks, NumFewshot: DefaultNumFewshot, LMEvalVersion: lmEval}
 	if spec.NumFewshot != nil {
 		o.NumFewshot = *spec.NumFewshot
 		if o.NumFewshot == 0 {
@@ -82,6 +101,12 @@ func OptionsFor(spec harness.RunSpec, seed int64, e Effects) (Options, error) {
 	if v, ok := spec.GenKwargs.Get("max_gen_toks"); ok {
 		if n, err := strconv.Atoi(v); err == nil && n > 256 {
 			trunc += e.LongGeneration
+		}
+	}
+	if lmEval != "" {
+		// A release Generate does not write is refused there, by name.
+		if v, err := harness.ParseVersion(lmEval); err == nil && v.Less(harness.Version{0, 4, 4}) {
+			acc += e.HarnessBefore044
 		}
 	}
 	// A rate of 0 selects the default in Options; a negative one means 0.

@@ -23,13 +23,15 @@ const (
 
 // categories lists the groups in the order of mmlu's task list in _mmlu.yaml,
 // which is the order lm-eval evaluates, flattens and pools them in.
+// alias is the group_alias of the category's group YAML (v0.4.4+);
+// alias043 that of v0.4.3's subject YAMLs, which spelled one differently.
 var categories = []struct {
-	group, alias string
+	group, alias, alias043 string
 }{
-	stem:           {"mmlu_stem", "stem"},
-	other:          {"mmlu_other", "other"},
-	socialSciences: {"mmlu_social_sciences", "social sciences"},
-	humanities:     {"mmlu_humanities", "humanities"},
+	stem:           {"mmlu_stem", "stem", "stem"},
+	other:          {"mmlu_other", "other", "other"},
+	socialSciences: {"mmlu_social_sciences", "social sciences", "social_sciences"},
+	humanities:     {"mmlu_humanities", "humanities", "humanities"},
 }
 
 // questionStyle selects the shape of a subject's synthetic questions, so
@@ -119,13 +121,37 @@ var subjects = []subject{
 
 func (s subject) task() string { return "mmlu_" + s.name }
 
+// subjectOrder returns the indices of subjects in evaluation order: that of
+// the subjects list, reversed for v0.4.3 (see resolve).
+func subjectOrder(f format) []int {
+	order := make([]int, len(subjects))
+	for i := range order {
+		order[i] = i
+		if f.childrenGroups {
+			order[i] = len(subjects) - 1 - i
+		}
+	}
+	return order
+}
+
 // words is the subject in prose, as in the task's description.
 func (s subject) words() string { return strings.ReplaceAll(s.name, "_", " ") }
 
-// description is the task's description: lm-eval prepends it to every
-// prompt (with its two trailing newlines since v0.4.4).
+// description is the task's description as its YAML gives it. lm-eval
+// renders it through Jinja and prepends it to every prompt: with its two
+// trailing newlines since v0.4.4, with one before (Jinja's default drops a
+// trailing newline), see promptDescription.
 func (s subject) description() string {
 	return "The following are multiple choice questions (with answers) about " + s.words() + ".\n\n"
+}
+
+// promptDescription is the description as it starts the prompt.
+func (s subject) promptDescription(f format) string {
+	d := s.description()
+	if f.descriptionNewlines < 2 {
+		d = strings.TrimSuffix(d, "\n")
+	}
+	return d
 }
 
 // mmluDoc is one row of cais/mmlu: the fields in the dataset's order,
@@ -283,9 +309,9 @@ func (d *mmluDoc) appendIndent2(dst []byte) []byte {
 // mmluPrefix is the part of every prompt of a subject before the test
 // question: the description and the first k dev examples (the first_n
 // sampler), each "<doc_to_text> <letter>\n\n".
-func mmluPrefix(seed int64, s subject, k int) string {
+func mmluPrefix(seed int64, s subject, k int, f format) string {
 	var b strings.Builder
-	b.WriteString(s.description())
+	b.WriteString(s.promptDescription(f))
 	for i := 0; i < k; i++ {
 		ex := newMMLUDoc(stream(seed, "mmlu-dev/"+s.name, i), s)
 		b.WriteString(ex.text())

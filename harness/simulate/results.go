@@ -51,9 +51,9 @@ func stderrJSON(se float64) any {
 }
 
 // buildResults assembles the results JSON object with the key set and order
-// of lm-eval 0.4.9.1 (evaluator.evaluate, simple_evaluate, add_env_info,
-// add_tokenizer_info and EvaluationTracker.save_results_aggregated), and the
-// Scores reported in Output.
+// of the lm-eval release c.f describes (evaluator.evaluate, simple_evaluate,
+// add_env_info, add_tokenizer_info and EvaluationTracker.
+// save_results_aggregated), and the Scores reported in Output.
 func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 	var scores []Score
 	leafMetrics := make(map[string][]metricValue, len(runs))
@@ -81,54 +81,113 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 		docs[l.name] = l.docs
 	}
 
-	// Groups (v0.4.4+): value and pooled stderr over all leaves below the
-	// group, flattened depth-first in group_subtasks order.
+	// The members of each group, in the order lm-eval sums them. The
+	// hierarchy as group_subtasks records it: from v0.4.4 the _mmlu.yaml
+	// order (stem, other, social sciences, humanities) with each
+	// category's subjects sorted; v0.4.3's ChainMaps reverse both.
+	catIdx := make([]int, len(categories))
+	for i := range catIdx {
+		catIdx[i] = i
+		if c.f.childrenGroups {
+			catIdx[i] = len(categories) - 1 - i
+		}
+	}
+	catLeaves := make([][]string, len(categories))
+	for _, i := range subjectOrder(c.f) {
+		s := subjects[i]
+		catLeaves[s.category] = append(catLeaves[s.category], s.task())
+	}
+
 	type groupResult struct {
 		name, alias string
 		value, se   float64
+		n           int
 	}
 	var groups []groupResult // mmlu, then the categories in mmlu's task order
 	if c.hasMMLU {
-		var catLeaves [4][]string
-		for _, s := range subjects {
-			catLeaves[s.category] = append(catLeaves[s.category], s.task())
+		// pool is lm-eval's size-weighted mean and pooled stderr over the
+		// members given, whose stderrs are Python floats (leaves) or numpy
+		// scalars (groups, from np.sqrt).
+		pool := func(name, alias string, values, stderrs []float64, sizes []int, kind pynum.Kind) groupResult {
+			g := groupResult{name: name, alias: alias,
+				value: pynum.SubtaskMean(values, sizes, true, c.rule), se: math.NaN()}
+			na := false
+			kinds := make([]pynum.Kind, len(stderrs))
+			for i, se := range stderrs {
+				na = na || math.IsNaN(se)
+				kinds[i] = kind
+			}
+			if !na {
+				g.se = pynum.PooledStderr(stderrs, sizes, kinds, c.rule)
+			}
+			for _, n := range sizes {
+				g.n += n
+			}
+			scores = append(scores, Score{Task: name, Metric: "acc", Filter: "none", Value: g.value, Stderr: g.se, N: g.n, Group: true})
+			return g
 		}
-		var all []string
-		for _, ls := range catLeaves {
-			all = append(all, ls...)
-		}
-		pool := func(name, alias string, leaves []string) groupResult {
+		overLeaves := func(name, alias string, leaves []string) groupResult {
 			values := make([]float64, len(leaves))
 			stderrs := make([]float64, len(leaves))
 			sizes := make([]int, len(leaves))
-			na := false
 			for i, l := range leaves {
 				mv := leafMetrics[l][0]
 				values[i], stderrs[i], sizes[i] = mv.value, mv.stderr, docs[l]
-				na = na || math.IsNaN(mv.stderr)
 			}
-			g := groupResult{name: name, alias: alias,
-				value: pynum.SubtaskMean(values, sizes, true, c.rule), se: math.NaN()}
-			if !na {
-				g.se = pynum.PooledStderr(stderrs, sizes, nil, c.rule)
-			}
-			n := 0
-			for _, s := range sizes {
-				n += s
-			}
-			scores = append(scores, Score{Task: name, Metric: "acc", Filter: "none", Value: g.value, Stderr: g.se, N: n, Group: true})
-			return g
+			return pool(name, alias, values, stderrs, sizes, pynum.Float)
 		}
-		groups = append(groups, pool("mmlu", "mmlu", all))
-		for i, cat := range categories {
-			groups = append(groups, pool(cat.group, " - "+cat.alias, catLeaves[i]))
+		cats := make([]groupResult, len(categories))
+		if c.f.childrenGroups {
+			// v0.4.3: bottom-up, each group over its direct members: the
+			// categories over their subjects, mmlu over the categories'
+			// own values, pooled stderrs and sizes.
+			for _, i := range catIdx {
+				cats[i] = overLeaves(categories[i].group, " - "+categories[i].alias043, catLeaves[i])
+			}
+			var values, stderrs []float64
+			var sizes []int
+			for _, i := range catIdx {
+				values = append(values, cats[i].value)
+				stderrs = append(stderrs, cats[i].se)
+				sizes = append(sizes, cats[i].n)
+			}
+			top := pool("mmlu", "mmlu", values, stderrs, sizes, pynum.Numpy)
+			// Output.Scores: mmlu first, as from v0.4.4.
+			n := len(scores)
+			scores = append(scores[:n-1-len(categories)], append([]Score{scores[n-1]}, scores[n-1-len(categories):n-1]...)...)
+			groups = append(groups, top)
+		} else {
+			// v0.4.4+: value and pooled stderr over all leaves below the
+			// group, flattened depth-first in group_subtasks order.
+			var all []string
+			for _, ls := range catLeaves {
+				all = append(all, ls...)
+			}
+			groups = append(groups, overLeaves("mmlu", "mmlu", all))
+			for i := range categories {
+				cats[i] = overLeaves(categories[i].group, " - "+categories[i].alias, catLeaves[i])
+			}
 		}
+		groups = append(groups, cats...)
 	}
+	// groupEntry is results[group]: its metrics, then the alias
+	// prepare_print_tasks adds. v0.4.3 gives the categories their
+	// group_alias (from the subject YAMLs) before any metric.
 	groupEntry := func(g groupResult) *object {
-		return (&object{}).set("acc,none", g.value).set("acc_stderr,none", stderrJSON(g.se)).set("alias", g.alias)
+		o := &object{}
+		if c.f.childrenGroups && g.name != "mmlu" {
+			o.set("alias", g.alias)
+		}
+		return o.set("acc,none", g.value).set("acc_stderr,none", stderrJSON(g.se)).set("alias", g.alias)
 	}
+	// leafEntry is results[task]: the task_alias when the task has one
+	// (MMLU subjects), the metrics, then the alias prepare_print_tasks
+	// adds when there was none. v0.4.4+ always sets the alias first.
 	leafEntry := func(name, alias string) *object {
-		o := (&object{}).set("alias", alias)
+		o := &object{}
+		if !c.f.childrenGroups || name != "gsm8k" {
+			o.set("alias", alias)
+		}
 		metric := "acc"
 		if name == "gsm8k" {
 			metric = "exact_match"
@@ -137,14 +196,15 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 			o.set(metric+","+mv.filter, mv.value)
 			o.set(metric+"_stderr,"+mv.filter, stderrJSON(mv.stderr))
 		}
-		return o
+		return o.set("alias", alias)
 	}
 
 	// "results": the task tree sorted by name at every level, aliases
-	// indented by depth (prepare_print_tasks).
+	// indented by depth (prepare_print_tasks); v0.4.3 walks its task
+	// hierarchy in insertion order, mmlu's tree before gsm8k.
 	results := &object{}
 	groupsObj := &object{}
-	if c.hasGSM8K {
+	if c.hasGSM8K && !c.f.childrenGroups {
 		results.set("gsm8k", leafEntry("gsm8k", "gsm8k"))
 	}
 	if c.hasMMLU {
@@ -162,6 +222,9 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 			}
 		}
 	}
+	if c.hasGSM8K && c.f.childrenGroups {
+		results.set("gsm8k", leafEntry("gsm8k", "gsm8k"))
+	}
 
 	root := &object{}
 	root.set("results", results)
@@ -169,19 +232,16 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 		root.set("groups", groupsObj)
 	}
 
-	// "group_subtasks": get_subtask_list over the task dict (mmlu before
-	// gsm8k, see resolve), reversed.
+	// "group_subtasks": the task hierarchy (mmlu before gsm8k, see
+	// resolve), reversed.
 	var subtaskKeys []string
 	subtaskVals := map[string][]string{}
 	if c.hasMMLU {
 		subtaskKeys = append(subtaskKeys, "mmlu")
-		for _, cat := range categories {
-			subtaskVals["mmlu"] = append(subtaskVals["mmlu"], cat.group)
-			subtaskKeys = append(subtaskKeys, cat.group)
-		}
-		for _, s := range subjects {
-			g := categories[s.category].group
-			subtaskVals[g] = append(subtaskVals[g], s.task())
+		for _, i := range catIdx {
+			subtaskVals["mmlu"] = append(subtaskVals["mmlu"], categories[i].group)
+			subtaskKeys = append(subtaskKeys, categories[i].group)
+			subtaskVals[categories[i].group] = catLeaves[i]
 		}
 	}
 	if c.hasGSM8K {
@@ -226,18 +286,33 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 	for _, n := range allNames {
 		switch {
 		case isGroup[n]:
-			versions.set(n, 2)
+			// Groups have a version from v0.4.4 (the group YAML's
+			// metadata); v0.4.3 records versions of tasks only.
+			if !c.f.childrenGroups {
+				versions.set(n, 2)
+			}
 			hib.set(n, (&object{}).set("acc", true))
 		case n == "gsm8k":
 			versions.set(n, 3.0)
 			hib.set(n, (&object{}).set("exact_match", true))
 		default:
-			versions.set(n, 1.0)
+			versions.set(n, c.f.mmluVersion)
 			hib.set(n, (&object{}).set("acc", true))
 		}
 	}
-	for _, n := range leafNames {
-		nshot.set(n, c.numFewshot)
+	shots := leafNames
+	if c.f.childrenGroups {
+		// v0.4.3 gives each group the n-shot of its first member, read
+		// from a defaultdict(int) before the members of mmlu (groups
+		// themselves) have one: mmlu gets 0.
+		shots = allNames
+	}
+	for _, n := range shots {
+		if n == "mmlu" {
+			nshot.set(n, 0)
+		} else {
+			nshot.set(n, c.numFewshot)
+		}
 	}
 	root.set("versions", versions)
 	root.set("n-shot", nshot)
@@ -248,9 +323,13 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 	}
 	root.set("n-samples", nsamples)
 
+	var modelArgsValue any = modelArgs(c)
+	if c.f.modelArgsDict {
+		modelArgsValue = (&object{}).set("pretrained", c.Model).set("simulated", true)
+	}
 	root.set("config", (&object{}).
 		set("model", "simulated").
-		set("model_args", modelArgs(c)).
+		set("model_args", modelArgsValue).
 		set("batch_size", "1").
 		set("batch_sizes", []any{}).
 		set("device", nil).
@@ -268,11 +347,19 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 	root.set("date", startDate)
 	root.set("pretty_env_info", prettyEnvInfo(c))
 	root.set("transformers_version", transformersVersion)
-	root.set("lm_eval_version", c.LMEvalVersion)
+	if c.f.lmEvalVersion {
+		root.set("lm_eval_version", c.LMEvalVersion)
+	}
 	root.set("upper_git_hash", nil)
-	root.set("tokenizer_pad_token", []string{eosToken, itoa(eosID)})
-	root.set("tokenizer_eos_token", []string{eosToken, itoa(eosID)})
-	root.set("tokenizer_bos_token", []string{bosToken, itoa(bosID)})
+	token := func(tok string, id int) []any {
+		if c.f.intTokenIDs {
+			return []any{tok, id}
+		}
+		return []any{tok, itoa(id)}
+	}
+	root.set("tokenizer_pad_token", token(eosToken, eosID))
+	root.set("tokenizer_eos_token", token(eosToken, eosID))
+	root.set("tokenizer_bos_token", token(bosToken, bosID))
 	root.set("eot_token_id", eosID)
 	root.set("max_length", maxLength)
 	taskHashes := &object{}
@@ -285,11 +372,17 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 	root.set("model_name_sanitized", c.sanitized)
 	root.set("system_instruction", nil)
 	root.set("system_instruction_sha", nil)
-	root.set("fewshot_as_multiturn", false)
+	if c.f.multiturnUnset {
+		root.set("fewshot_as_multiturn", nil)
+	} else {
+		root.set("fewshot_as_multiturn", false)
+	}
 	root.set("chat_template", nil)
 	root.set("chat_template_sha", nil)
-	root.set("start_time", startPerf)
-	root.set("end_time", endPerf)
+	if c.f.perfTimes {
+		root.set("start_time", startPerf)
+		root.set("end_time", endPerf)
+	}
 	// str(end_time - start_time): a string in lm-eval's files.
 	root.set("total_evaluation_time_seconds", string(pynum.AppendRepr(nil, endPerf-startPerf)))
 	return root, scores
@@ -299,29 +392,65 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 // every place lm-eval copies model_args to (config, task metadata).
 func modelArgs(c *config) string { return "pretrained=" + c.Model + ",simulated=True" }
 
-// metadata is a task's metadata as lm-eval 0.4.9.1 dumps it: the YAML's
-// version followed by the parsed model_args, which TaskManager merges in.
+// metadata is a task's metadata as lm-eval dumps it: the YAML's version,
+// followed from v0.4.9 by the parsed model_args, which TaskManager merges
+// in.
 func metadata(c *config, version float64) *object {
-	return (&object{}).set("version", version).set("pretrained", c.Model).set("simulated", true)
+	o := (&object{}).set("version", version)
+	if c.f.metadataModelArgs {
+		o.set("pretrained", c.Model).set("simulated", true)
+	}
+	return o
 }
 
-// gsm8kConfig is configs["gsm8k"] as TaskConfig.to_dict writes it.
-func gsm8kConfig(c *config) *object {
+// fewshotConfig is v0.4.10's FewshotConfig as asdict writes it: every field,
+// the task's split, delimiters and doc_to_* copied in by from_dict.
+func fewshotConfig(sampler, split, docToText string, docToChoice any, docToTarget string) *object {
 	return (&object{}).
-		set("task", "gsm8k").
-		set("tag", []string{"math_word_problems"}).
-		set("dataset_path", "gsm8k").
+		set("sampler", sampler).
+		set("split", split).
+		set("process_docs", nil).
+		set("fewshot_indices", nil).
+		set("samples", nil).
+		set("doc_to_text", docToText).
+		set("doc_to_choice", docToChoice).
+		set("doc_to_target", docToTarget).
+		set("gen_prefix", nil).
+		set("fewshot_delimiter", "\n\n").
+		set("target_delimiter", " ")
+}
+
+const (
+	gsm8kDocToText = "Question: {{question}}\nAnswer:"
+	mmluDocToText  = "{{question.strip()}}\nA. {{choices[0]}}\nB. {{choices[1]}}\nC. {{choices[2]}}\nD. {{choices[3]}}\nAnswer:"
+)
+
+// gsm8kConfig is configs["gsm8k"] as TaskConfig.to_dict writes it: the
+// dataclass fields in order, those that are None left out.
+func gsm8kConfig(c *config) *object {
+	o := (&object{}).set("task", "gsm8k")
+	if c.f.groupKeys {
+		o.set("group", []string{"math_word_problems"})
+	} else {
+		o.set("tag", []string{"math_word_problems"})
+	}
+	o.set("dataset_path", c.f.gsm8kDataset).
 		set("dataset_name", "main").
 		set("training_split", "train").
 		set("test_split", "test").
 		set("fewshot_split", "train").
-		set("doc_to_text", "Question: {{question}}\nAnswer:").
-		set("doc_to_target", "{{answer}}").
-		set("unsafe_code", false).
-		set("description", "").
+		set("doc_to_text", gsm8kDocToText).
+		set("doc_to_target", "{{answer}}")
+	if c.f.unsafeCode {
+		o.set("unsafe_code", false)
+	}
+	o.set("description", "").
 		set("target_delimiter", " ").
-		set("fewshot_delimiter", "\n\n").
-		set("num_fewshot", c.numFewshot).
+		set("fewshot_delimiter", "\n\n")
+	if c.f.fewshotDataclass {
+		o.set("fewshot_config", fewshotConfig("default", "train", gsm8kDocToText, nil, "{{answer}}"))
+	}
+	return o.set("num_fewshot", c.numFewshot).
 		set("metric_list", []any{(&object{}).
 			set("metric", "exact_match").
 			set("aggregation", "mean").
@@ -349,26 +478,38 @@ func gsm8kConfig(c *config) *object {
 		set("metadata", metadata(c, 3.0))
 }
 
-// mmluConfig is configs["mmlu_<subject>"] for lm-eval 0.4.9.x (dataset
-// cais/mmlu since PR #2918, no dataset_kwargs).
+// mmluConfig is configs["mmlu_<subject>"]: the subject's YAML over
+// _default_template_yaml, as TaskConfig.to_dict writes it.
 func mmluConfig(c *config, s subject) *object {
-	return (&object{}).
-		set("task", s.task()).
-		set("task_alias", s.name).
-		set("tag", categories[s.category].group+"_tasks").
-		set("dataset_path", "cais/mmlu").
-		set("dataset_name", s.name).
-		set("test_split", "test").
+	cat := categories[s.category]
+	o := (&object{}).set("task", s.task()).set("task_alias", s.name)
+	if c.f.groupKeys {
+		o.set("group", cat.group).set("group_alias", cat.alias043)
+	} else {
+		o.set("tag", cat.group+"_tasks")
+	}
+	o.set("dataset_path", c.f.mmluDataset).set("dataset_name", s.name)
+	if c.f.mmluTrustRemoteCode {
+		o.set("dataset_kwargs", (&object{}).set("trust_remote_code", true))
+	}
+	o.set("test_split", "test").
 		set("fewshot_split", "dev").
-		set("doc_to_text", "{{question.strip()}}\nA. {{choices[0]}}\nB. {{choices[1]}}\nC. {{choices[2]}}\nD. {{choices[3]}}\nAnswer:").
-		set("doc_to_target", "answer").
-		set("unsafe_code", false).
-		set("doc_to_choice", []string{"A", "B", "C", "D"}).
+		set("doc_to_text", mmluDocToText).
+		set("doc_to_target", "answer")
+	if c.f.unsafeCode {
+		o.set("unsafe_code", false)
+	}
+	choices := []string{"A", "B", "C", "D"}
+	o.set("doc_to_choice", choices).
 		set("description", s.description()).
 		set("target_delimiter", " ").
-		set("fewshot_delimiter", "\n\n").
-		set("fewshot_config", (&object{}).set("sampler", "first_n")).
-		set("num_fewshot", c.numFewshot).
+		set("fewshot_delimiter", "\n\n")
+	if c.f.fewshotDataclass {
+		o.set("fewshot_config", fewshotConfig("first_n", "dev", mmluDocToText, choices, "answer"))
+	} else {
+		o.set("fewshot_config", (&object{}).set("sampler", "first_n"))
+	}
+	return o.set("num_fewshot", c.numFewshot).
 		set("metric_list", []any{(&object{}).
 			set("metric", "acc").
 			set("aggregation", "mean").
@@ -376,7 +517,7 @@ func mmluConfig(c *config, s subject) *object {
 		set("output_type", "multiple_choice").
 		set("repeats", 1).
 		set("should_decontaminate", false).
-		set("metadata", metadata(c, 1.0))
+		set("metadata", metadata(c, c.f.mmluVersion))
 }
 
 // timings returns the tracker's perf_counter start and end and the run's

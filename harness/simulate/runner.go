@@ -9,7 +9,9 @@ import (
 )
 
 // Executor is the simulated backend as a harness.Executor: it writes, for a
-// run's settings, the output lm-eval would write, with the planted Effects.
+// run's settings, the output lm-eval would write, with the planted Effects,
+// in the file format of the lm-eval release the run pins
+// (rec.Harness.Version; 0.4.9.1 when it pins none).
 // Every run of one model gets the same seed, so runs of a study pair up;
 // the output is a function of the settings alone, byte for byte.
 type Executor struct {
@@ -23,9 +25,12 @@ type Executor struct {
 
 // Execute writes the simulated output into outDir.
 func (e Executor) Execute(ctx context.Context, rec *harness.RunRecord, outDir string, progress func(harness.Progress)) error {
-	o, err := OptionsFor(rec.Spec, ModelSeed(rec.Model.ID), e.Effects)
+	o, err := optionsForRecord(rec, ModelSeed(rec.Model.ID), e.Effects)
 	if err != nil {
 		return err
+	}
+	if _, err := o.resolve(); err != nil {
+		return err // an lm-eval release the simulator does not write, say
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -64,8 +64,9 @@ type Options struct {
 	// NumFewshot is --num_fewshot for every task: 0 selects 5, a negative
 	// value zero-shot. MMLU has five dev examples per subject, so at most 5.
 	NumFewshot int
-	// LMEvalVersion is the harness version whose file format is written.
-	// Only "0.4.9.1" is implemented.
+	// LMEvalVersion is the lm-eval release whose file format is written
+	// (default 0.4.9.1): any release from v0.4.3 to v0.4.11. Other
+	// releases are refused with an error naming them.
 	LMEvalVersion string
 	// PythonVersion is written into pretty_env_info and decides the
 	// summation rule of the reported means (CPython 3.12 changed sum()).
@@ -93,11 +94,14 @@ type Options struct {
 
 // Output says what Generate wrote.
 type Output struct {
-	// Dir is the directory holding the files: dir/<model_name_sanitized>.
+	// Dir is the directory holding the files: dir/<model_name_sanitized>,
+	// or, for lm-eval v0.4.9 and later given a dir ending in ".json", the
+	// directory that path is in.
 	Dir string
 	// DateID is the timestamp suffix shared by all files of the run.
 	DateID string
-	// ResultsPath is results_<date_id>.json.
+	// ResultsPath is results_<date_id>.json (<stem>_<date_id>.json for a
+	// dir "<stem>.json" from v0.4.9 on).
 	ResultsPath string
 	// SamplesPaths are the samples_<task>_<date_id>.jsonl files, one per
 	// leaf task, sorted by task name.
@@ -109,6 +113,8 @@ type Output struct {
 	// Scores are the values written into the results file, tasks in
 	// evaluation order followed by the groups.
 	Scores []Score
+	// LMEvalVersion is the release whose file format was written.
+	LMEvalVersion string
 }
 
 // Score is one metric of one task or group as the results file reports it.
@@ -125,6 +131,7 @@ type Score struct {
 // config is Options with defaults applied and derived values.
 type config struct {
 	Options
+	f          format
 	numFewshot int
 	rule       pynum.Summation
 	sanitized  string
@@ -153,9 +160,12 @@ func (o Options) resolve() (*config, error) {
 	if c.LMEvalVersion == "" {
 		c.LMEvalVersion = DefaultLMEvalVersion
 	}
-	if c.LMEvalVersion != "0.4.9.1" {
-		return nil, fmt.Errorf("simulate: lm-eval version %q: only the 0.4.9.1 file format is implemented", c.LMEvalVersion)
+	f, err := formatFor(c.LMEvalVersion)
+	if err != nil {
+		return nil, err
 	}
+	c.f = f
+	c.LMEvalVersion = f.version.String()
 	if c.PythonVersion == "" {
 		c.PythonVersion = DefaultPythonVersion
 	}
@@ -225,9 +235,12 @@ func (o Options) resolve() (*config, error) {
 		return nil, fmt.Errorf("simulate: %d-shot MMLU: each subject has only 5 dev examples", c.numFewshot)
 	}
 	// lm-eval sorts the task names, then loads them through a ChainMap,
-	// which reverses them: "gsm8k,mmlu" evaluates mmlu first.
+	// which reverses them: "gsm8k,mmlu" evaluates mmlu first. v0.4.3 also
+	// loads each group's members through a ChainMap without reversing them
+	// first, so its MMLU subjects come in the reverse order (humanities
+	// first, each category's subjects from the end of the alphabet).
 	if c.hasMMLU {
-		for i := range subjects {
+		for _, i := range subjectOrder(c.f) {
 			n := subjects[i].size
 			if c.MMLUDocsPerSubject > 0 && c.MMLUDocsPerSubject < n {
 				n = c.MMLUDocsPerSubject
@@ -264,11 +277,14 @@ var unsafeNameRE = regexp.MustCompile(`["<>:/|\\?*\[\]]+`)
 // sanitizeModelName is lm-eval's sanitize_model_name.
 func sanitizeModelName(name string) string { return unsafeNameRE.ReplaceAllString(name, "__") }
 
-// Generate writes the files lm-eval 0.4.9.1 writes for
-// `--output_path dir --log_samples`: dir/<model_name_sanitized>/ holding
-// results_<date_id>.json and one samples_<task>_<date_id>.jsonl per leaf
-// task. The run is simulated: no model is evaluated, and the model name,
-// config.model ("simulated") and model_args ("…,simulated=True") say so.
+// Generate writes the files lm-eval (the release Options.LMEvalVersion
+// names, 0.4.9.1 by default) writes for `--output_path dir --log_samples`:
+// dir/<model_name_sanitized>/ holding results_<date_id>.json and one
+// samples_<task>_<date_id>.jsonl per leaf task (from v0.4.9 a dir ending in
+// ".json" names the results file instead, <stem>_<date_id>.json, with the
+// samples beside it). The run is simulated: no model is evaluated, and the
+// model name, config.model ("simulated") and model_args
+// ("…,simulated=True") say so.
 //
 // Every file is written in full into a temporary directory beside the
 // target and moved into place at the end, the results file last, so a reader
@@ -281,9 +297,17 @@ func Generate(dir string, opts Options) (Output, error) {
 	if err != nil {
 		return Output{}, err
 	}
-	modelDir := filepath.Join(dir, c.sanitized)
-	out := Output{Dir: modelDir, DateID: c.dateID, ResultsPath: filepath.Join(modelDir, "results_"+c.dateID+".json")}
-	names := []string{filepath.Base(out.ResultsPath)}
+	// EvaluationTracker: <output_path>/<model>/results_<date_id>.json, or
+	// from v0.4.9 <parent>/<stem>_<date_id>.json for a path whose suffix
+	// (pathlib's: a leading dot does not start one) is ".json".
+	modelDir, resultsName, tmpParent := filepath.Join(dir, c.sanitized), "results_"+c.dateID+".json", dir
+	if base := filepath.Base(dir); c.f.jsonOutputPath && strings.HasSuffix(base, ".json") && base != ".json" {
+		modelDir = filepath.Dir(dir)
+		resultsName = strings.TrimSuffix(base, ".json") + "_" + c.dateID + ".json"
+		tmpParent = modelDir
+	}
+	out := Output{Dir: modelDir, DateID: c.dateID, ResultsPath: filepath.Join(modelDir, resultsName), LMEvalVersion: c.LMEvalVersion}
+	names := []string{resultsName}
 	for _, l := range c.leaves {
 		names = append(names, samplesName(l.name, c.dateID))
 	}
@@ -292,10 +316,10 @@ func Generate(dir string, opts Options) (Output, error) {
 			return Output{}, fmt.Errorf("%w: %s", ErrExists, filepath.Join(modelDir, n))
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(tmpParent, 0o755); err != nil {
 		return Output{}, fmt.Errorf("simulate: %w", err)
 	}
-	tmp, err := os.MkdirTemp(dir, ".simulate-"+c.sanitized+"-")
+	tmp, err := os.MkdirTemp(tmpParent, ".simulate-"+c.sanitized+"-")
 	if err != nil {
 		return Output{}, fmt.Errorf("simulate: %w", err)
 	}

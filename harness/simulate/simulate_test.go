@@ -740,7 +740,10 @@ func TestPublish_RollsBack(t *testing.T) {
 func TestGenerate_Options(t *testing.T) {
 	for _, opts := range []Options{
 		{Tasks: []string{"hellaswag"}},
-		{LMEvalVersion: "0.4.8"},
+		{LMEvalVersion: "0.4.12"},
+		{LMEvalVersion: "0.4.2"},
+		{LMEvalVersion: "0.4.13.dev0"},
+		{LMEvalVersion: "0.4.9.1-dirty"},
 		{NumFewshot: 6},
 		{Model: "a,b"},
 		{Model: ".."},

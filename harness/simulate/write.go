@@ -228,9 +228,12 @@ func (w *lineWriter) writeGSM8K(c *config, l leafTask) (*taskRun, error) {
 			b = pynum.AppendString(b, resp)
 			b = append(b, `]], "filtered_resps": [`...)
 			b = pynum.AppendString(b, filtered)
-			b = append(b, `], "filter": `...)
-			b = pynum.AppendString(b, f.name)
-			b = append(b, `, "metrics": ["exact_match"]`...)
+			b = append(b, ']')
+			if c.f.filterField { // v0.4.7+
+				b = append(b, `, "filter": `...)
+				b = pynum.AppendString(b, f.name)
+				b = append(b, `, "metrics": ["exact_match"]`...)
+			}
 			b = w.appendHashes(b, docHash, promptHash, targetHash)
 			b = append(b, `, "exact_match": `...)
 			b = pynum.AppendRepr(b, em)
@@ -251,7 +254,7 @@ var continuations = [4]string{" A", " B", " C", " D"}
 func (w *lineWriter) writeMMLU(c *config, l leafTask) (*taskRun, error) {
 	s := *l.subject
 	acc := c.subjectAcc[s.name]
-	prefix := mmluPrefix(c.DataSeed, s, c.numFewshot)
+	prefix := mmluPrefix(c.DataSeed, s, c.numFewshot, c.f)
 	prefixEsc := pynum.AppendEscaped(nil, prefix)
 	// Every prompt of the subject starts with the same few-shot prefix:
 	// hash it once and resume from the saved state for each question.
@@ -295,9 +298,17 @@ func (w *lineWriter) writeMMLU(c *config, l leafTask) (*taskRun, error) {
 		b = strconv.AppendInt(b, int64(id), 10)
 		b = append(b, `, "doc": `...)
 		b = d.appendCompact(b)
-		b = append(b, `, "target": "`...)
-		b = strconv.AppendInt(b, int64(d.answer), 10)
-		b = append(b, `", "arguments": {`...)
+		// The answer index: logged as the int doc_to_target returns in
+		// v0.4.3, as str(target) from v0.4.4.
+		if c.f.intTarget {
+			b = append(b, `, "target": `...)
+			b = strconv.AppendInt(b, int64(d.answer), 10)
+			b = append(b, `, "arguments": {`...)
+		} else {
+			b = append(b, `, "target": "`...)
+			b = strconv.AppendInt(b, int64(d.answer), 10)
+			b = append(b, `", "arguments": {`...)
+		}
 		for i, cont := range continuations {
 			if i > 0 {
 				b = append(b, ", "...)
@@ -326,7 +337,10 @@ func (w *lineWriter) writeMMLU(c *config, l leafTask) (*taskRun, error) {
 			}
 			b = appendLLPair(b, sc.ll[i], sc.greedy[i])
 		}
-		b = append(b, `], "filter": "none", "metrics": ["acc"]`...)
+		b = append(b, ']')
+		if c.f.filterField {
+			b = append(b, `, "filter": "none", "metrics": ["acc"]`...)
+		}
 		b = w.appendHashes(b, docHash, promptHash, targetHashes[d.answer])
 		b = append(b, `, "acc": `...)
 		b = pynum.AppendRepr(b, a)
