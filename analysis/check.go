@@ -24,6 +24,13 @@ const (
 	LevelGroup Level = "group"
 	// LevelNone: nothing could be recomputed; Reason says why.
 	LevelNone Level = "none"
+	// LevelRecord: a setting lm-eval recorded in its results file (seeds,
+	// n-shot, model, model_args, lm-eval version, ...) compared with the
+	// run's run.json (see harness.CheckRecord). Metric names the field,
+	// Task the task it is of ("" for the run's settings), Reported is what
+	// lm-eval wrote and Recomputed what run.json says, both as text. Only
+	// a field that differs is a check: its status is differs.
+	LevelRecord Level = "record"
 )
 
 // Status is the outcome of a check.

@@ -95,6 +95,11 @@ type PromptDiff struct {
 type Comparisons struct {
 	A, B        string       `json:"-"` // the runs' names
 	Comparisons []Comparison `json:"comparisons"`
+	// PromptSets are the hashes lm-eval recorded of what each run's
+	// prompts were made from that differ between the runs ("prompt set
+	// changed"): task_hashes per task, chat_template_sha,
+	// system_instruction_sha. Never nil.
+	PromptSets []harness.PromptSetChange `json:"prompt_set_changed"`
 	// Skipped names the tasks only one run has.
 	Skipped []string `json:"-"`
 }
@@ -104,7 +109,8 @@ type Comparisons struct {
 // the same doc_hash; runs whose documents differ are refused (or compared on
 // their common documents with Intersect).
 func Compare(a, b *Scores, opts CompareOptions) (*Comparisons, error) {
-	out := &Comparisons{A: a.Run.Name, B: b.Run.Name}
+	out := &Comparisons{A: a.Run.Name, B: b.Run.Name,
+		PromptSets: harness.PromptSetChanges(a.Run.Output.Results, b.Run.Output.Results)}
 	for _, sa := range a.Series {
 		sb, ok := b.Find(sa.Task, sa.Metric, sa.Filter)
 		if !ok {

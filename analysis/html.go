@@ -181,6 +181,9 @@ func (cs *Comparisons) HTML() string {
 	for _, d := range cs.promptDiffs() {
 		fmt.Fprintf(&b, "\n<p>%s doc_id %d: prompt A → B</p><pre>%s</pre>", html.EscapeString(d.task), d.DocID, html.EscapeString(d.Diff))
 	}
+	if len(cs.PromptSets) > 0 {
+		b.WriteString("\n<p>" + html.EscapeString(cs.promptSetsLine()) + "</p>")
+	}
 	if len(cs.Skipped) > 0 {
 		b.WriteString("\n<p>Not compared: " + html.EscapeString(strings.Join(cs.Skipped, "; ")) + "</p>")
 	}

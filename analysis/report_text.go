@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -56,7 +57,11 @@ func (run *RunReport) writeText(b *strings.Builder, opts TextOptions) {
 			}
 			continue
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Task, c.Metric, c.Filter, c.N,
+		n := strconv.Itoa(c.N)
+		if c.Level == LevelRecord {
+			n = "-" // a setting, not a count of documents
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Task, c.Metric, c.Filter, n,
 			c.Reported, c.Recomputed, c.ReportedStderr, c.RecomputedStderr, c.Level, c.Status)
 	}
 	tw.Flush()
@@ -66,6 +71,10 @@ func (run *RunReport) writeText(b *strings.Builder, opts TextOptions) {
 	}
 	for _, c := range run.Checks {
 		if c.Status == StatusExact || c.Reason == reasonNoSamples {
+			continue
+		}
+		if c.Level == LevelRecord {
+			notes = append(notes, fmt.Sprintf("  record %s (%s): %s", recordName(c), c.Status, c.Reason))
 			continue
 		}
 		notes = append(notes, fmt.Sprintf("  %s %s,%s (%s): %s", c.Task, c.Metric, c.Filter, c.Status, c.Reason))
@@ -88,4 +97,12 @@ func (run *RunReport) writeText(b *strings.Builder, opts TextOptions) {
 	for _, w := range run.Warnings {
 		fmt.Fprintf(b, "  warning: %s\n", w)
 	}
+}
+
+// recordName names the field of a record check, with its task.
+func recordName(c Check) string {
+	if c.Task == "" {
+		return c.Metric
+	}
+	return c.Metric + "[" + c.Task + "]"
 }

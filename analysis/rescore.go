@@ -131,6 +131,9 @@ type runState struct {
 	scorers map[string]*taskScorer
 	tasks   map[string]*taskAcc
 	warns   []string
+	// rec is the run.json of the run the output belongs to, nil for a
+	// bare lm-eval output.
+	rec *harness.RunRecord
 }
 
 func newRunState(o *harness.Output) *runState {
@@ -161,6 +164,11 @@ func newRunState(o *harness.Output) *runState {
 		st.pyRules = []Summation{Naive, Neumaier}
 	}
 	st.rules = rulesFor(st.version)
+	if rec, err := harness.RecordOf(o); err != nil {
+		st.warns = append(st.warns, fmt.Sprintf("the run's record cannot be read, so lm-eval's record is not compared with it: %v", err))
+	} else {
+		st.rec = rec
+	}
 	for _, f := range o.Samples {
 		var cfg harness.Value
 		if st.res != nil {
@@ -530,6 +538,7 @@ func (st *runState) report() *RunReport {
 		}
 	}
 	st.groupChecks(rr, groupChecks)
+	rr.Checks = append(rr.Checks, st.recordChecks()...)
 	rr.LMEvalVersion = st.version.String()
 	if st.res == nil {
 		rr.LMEvalVersion = "unknown (no results file)"
@@ -703,4 +712,34 @@ func (st *runState) incomplete(c Check, notes []string, perDocDiffers bool, why 
 	}
 	c.Level, c.Status = LevelNone, StatusNotRecomputable
 	return c
+}
+
+// recordChecks compares what lm-eval recorded of the run with its
+// run.json: one check, at level record, per field that differs.
+func (st *runState) recordChecks() []Check {
+	if st.res == nil || st.rec == nil {
+		return nil
+	}
+	var out []Check
+	for _, m := range harness.CheckRecord(st.res, st.rec) {
+		out = append(out, RecordCheck(m))
+	}
+	return out
+}
+
+// RecordCheck is the check of one field lm-eval recorded otherwise than
+// run.json: metric the field, reported what lm-eval wrote, recomputed what
+// run.json says.
+func RecordCheck(m harness.Mismatch) Check {
+	return Check{Task: m.Task, Metric: m.Field, Reported: recordText(m.Results), Recomputed: recordText(m.Recorded),
+		Level: LevelRecord, Status: StatusDiffers, Reason: m.String()}
+}
+
+// recordText holds a recorded value as text (never empty, so that it
+// does not read as a number).
+func recordText(s string) Number {
+	if s == "" {
+		s = `""`
+	}
+	return Number{Set: true, Text: s}
 }

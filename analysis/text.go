@@ -20,10 +20,37 @@ func (cs *Comparisons) String() string {
 	for _, d := range cs.promptDiffs() {
 		fmt.Fprintf(&b, "\n%s doc_id %d: prompt A → B\n%s", d.task, d.DocID, indent(d.Diff))
 	}
+	if len(cs.PromptSets) > 0 {
+		b.WriteString("\n" + cs.promptSetsLine() + "\n")
+	}
 	if len(cs.Skipped) > 0 {
 		b.WriteString("\nnot compared: " + strings.Join(cs.Skipped, "; ") + "\n")
 	}
 	return b.String()
+}
+
+// promptSetsLine names the prompt hashes that differ between the runs.
+func (cs *Comparisons) promptSetsLine() string {
+	var parts []string
+	for _, p := range cs.PromptSets {
+		name := p.Field
+		if p.Task != "" {
+			name = p.Task + " " + p.Field
+		}
+		parts = append(parts, fmt.Sprintf("%s %s → %s", name, shortHash(p.A), shortHash(p.B)))
+	}
+	return "prompt set changed: " + strings.Join(parts, "; ")
+}
+
+// shortHash shows a hash by its first 12 digits, none (null) as "-".
+func shortHash(h string) string {
+	switch {
+	case h == "":
+		return "-"
+	case len(h) > 12:
+		return h[:12]
+	}
+	return h
 }
 
 // taskPromptDiff is a changed prompt with its task.

@@ -16,7 +16,9 @@ import (
 // What a capsule says must agree with what it holds: the runs its config
 // records are the runs its study.yaml plans, each with the settings and
 // the lm-eval command line the study gives it; the simulated mark is what
-// the lm-eval outputs say; the packed numbers are what the samples give.
+// the lm-eval outputs say; what lm-eval recorded of each run (seeds,
+// few-shot counts, model, model_args, version) is what its record says;
+// the packed numbers are what the samples give.
 // A capsule that fails any of this is not what a reviewer should trust,
 // whatever its digests say.
 
@@ -71,12 +73,17 @@ func (c *Capsule) planProblems() []Problem {
 // largest (a group of hundreds of tasks with their configs) are a few MiB.
 const maxResultsBytes = 64 << 20
 
-// outputsSimulated reads every results file of the capsule and names the
-// runs whose lm-eval output the simulated backend wrote.
-func (c *Capsule) outputsSimulated(ctx context.Context) ([]string, []Problem) {
-	var runs []string
+// resultsFile is one results file of the capsule, read.
+type resultsFile struct {
+	file File
+	run  string // the run it belongs to, "" outside runs/
+	res  *harness.Results
+}
+
+// readResults reads and parses every results file of the capsule.
+func (c *Capsule) readResults(ctx context.Context) ([]resultsFile, []Problem) {
+	var files []resultsFile
 	var out []Problem
-	seen := map[string]bool{}
 	for _, f := range c.files {
 		if f.MediaType != MediaResults {
 			continue
@@ -89,7 +96,7 @@ func (c *Capsule) outputsSimulated(ctx context.Context) ([]string, []Problem) {
 				continue
 			}
 			if ctx.Err() != nil {
-				return runs, out
+				return files, out
 			}
 			out = append(out, Problem{Blob: f.Descriptor.Digest.String(), Path: f.Path, What: "results file", Expected: "readable", Found: err.Error()})
 			continue
@@ -99,12 +106,61 @@ func (c *Capsule) outputsSimulated(ctx context.Context) ([]string, []Problem) {
 			out = append(out, Problem{Blob: f.Descriptor.Digest.String(), Path: f.Path, What: "results file", Expected: "a results file lm-eval wrote", Found: err.Error()})
 			continue
 		}
-		if name := runOf(f.Path); r.Simulated() && name != "" && !seen[name] {
-			seen[name] = true
-			runs = append(runs, name)
+		files = append(files, resultsFile{file: f, run: runOf(f.Path), res: r})
+	}
+	return files, out
+}
+
+// outputsSimulated reads every results file of the capsule and names the
+// runs whose lm-eval output the simulated backend wrote.
+func (c *Capsule) outputsSimulated(ctx context.Context) ([]string, []Problem) {
+	files, out := c.readResults(ctx)
+	return simulatedRuns(files), out
+}
+
+// simulatedRuns names the runs whose lm-eval output the simulated backend
+// wrote.
+func simulatedRuns(files []resultsFile) []string {
+	var runs []string
+	seen := map[string]bool{}
+	for _, rf := range files {
+		if rf.res.Simulated() && rf.run != "" && !seen[rf.run] {
+			seen[rf.run] = true
+			runs = append(runs, rf.run)
 		}
 	}
-	return runs, out
+	return runs
+}
+
+// recordProblems compares what lm-eval recorded in each run's results
+// file (seeds, few-shot counts, model, model_args, lm-eval version, ...)
+// with the config's record of that run: one problem per field that
+// differs (see harness.CheckRecord).
+func (c *Capsule) recordProblems(files []resultsFile) []Problem {
+	records := map[string]*harness.RunRecord{}
+	for _, r := range c.Config.Runs {
+		if r.Record != nil {
+			records[r.Name] = r.Record
+		}
+	}
+	var out []Problem
+	for _, rf := range files {
+		rec := records[rf.run]
+		if rec == nil {
+			continue
+		}
+		for _, m := range harness.CheckRecord(rf.res, rec) {
+			p := Problem{Blob: rf.file.Descriptor.Digest.String(), Path: rf.file.Path,
+				What:     fmt.Sprintf("lm-eval's record of run %s: %s", rf.run, m.Name()),
+				Expected: m.Recorded + " (its run.json)",
+				Found:    m.Results}
+			if m.Detail != "" {
+				p.Expected = m.Recorded + " (" + m.Detail + ")"
+			}
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // simulatedProblems says where the simulated mark of the config or of a
@@ -145,12 +201,36 @@ func differing(r *analysis.RescoreReport) []string {
 	var out []string
 	for _, run := range r.Runs {
 		for _, ch := range run.Checks {
-			if ch.Status == analysis.StatusDiffers {
+			switch {
+			case ch.Status != analysis.StatusDiffers:
+			case ch.Level == analysis.LevelRecord:
+				out = append(out, fmt.Sprintf("%s: %s", runOf(run.Path+"/"), ch.Reason))
+			default:
 				out = append(out, fmt.Sprintf("%s: %s %s,%s reported %s, samples give %s", runOf(run.Path+"/"), ch.Task, ch.Metric, ch.Filter, ch.Reported, ch.Recomputed))
 			}
 		}
 	}
 	return out
+}
+
+// unsupported says what the differing checks (as differing names them)
+// are: numbers lm-eval reported that the samples do not give, and settings
+// lm-eval recorded otherwise than the run's record.
+func unsupported(d []string) string {
+	settings := 0
+	for _, line := range d {
+		if strings.Contains(line, ": lm-eval recorded ") {
+			settings++
+		}
+	}
+	var parts []string
+	if n := len(d) - settings; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d number(s) lm-eval reported are not what their samples give", n))
+	}
+	if settings > 0 {
+		parts = append(parts, fmt.Sprintf("%d setting(s) lm-eval recorded are not what the run's record gives", settings))
+	}
+	return strings.Join(parts, ", and ")
 }
 
 // runOf is the run a path inside the study belongs to: "runs/<name>/…".

@@ -1,6 +1,7 @@
 package capsule
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -25,7 +26,20 @@ type Differences struct {
 	Runs      []RunDiff    `json:"runs"`
 	Scores    []ScoreDiff  `json:"scores"`
 	Tables    []ReplayDiff `json:"tables"` // attribution numbers that differ
-	Same      bool         `json:"same"`
+	// Prompts lists, per run, the hashes lm-eval recorded of what the
+	// prompts were made from that differ: "prompt set changed" (task_hashes
+	// per task, chat_template_sha, system_instruction_sha). Only
+	// DiffCapsules, which reads the results files, fills it in.
+	Prompts []PromptChange `json:"prompt_set_changed"`
+	Same    bool           `json:"same"`
+}
+
+// PromptChange is a prompt set that changed in one run: the run's
+// results files in the two capsules record different hashes of what its
+// prompts were made from.
+type PromptChange struct {
+	Run string `json:"run"`
+	harness.PromptSetChange
 }
 
 // RunDiff lists the changes of one run.
@@ -54,7 +68,7 @@ type ScoreDiff struct {
 
 // Diff compares two capsules' configs.
 func Diff(a, b *Config) *Differences {
-	d := &Differences{Runs: []RunDiff{}, Scores: []ScoreDiff{}, Tables: []ReplayDiff{}}
+	d := &Differences{Runs: []RunDiff{}, Scores: []ScoreDiff{}, Tables: []ReplayDiff{}, Prompts: []PromptChange{}}
 	if a.StudyYAML != b.StudyYAML {
 		d.StudyYAML = string(diff.Diff("a/study.yaml", []byte(a.StudyYAML), "b/study.yaml", []byte(b.StudyYAML)))
 	}
@@ -90,6 +104,44 @@ func Diff(a, b *Config) *Differences {
 	}
 	d.Same = d.StudyYAML == "" && len(d.Runs) == 0 && len(d.Scores) == 0 && len(d.Tables) == 0
 	return d
+}
+
+// DiffCapsules compares two capsules as Diff compares their configs, and
+// their runs' prompt sets from the results files they hold: a run whose
+// task_hashes (per task), chat_template_sha or system_instruction_sha
+// differ asked its model other prompts. A results file that cannot be read
+// is left out (verify says why); the error is a cancelled ctx.
+func DiffCapsules(ctx context.Context, a, b *Capsule) (*Differences, error) {
+	d := Diff(a.Config, b.Config)
+	ra, rb := runResultsOf(ctx, a), runResultsOf(ctx, b)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, name := range unionKeys(ra, rb) {
+		x, y := ra[name], rb[name]
+		if x == nil || y == nil {
+			continue
+		}
+		for _, ch := range harness.PromptSetChanges(x, y) {
+			d.Prompts = append(d.Prompts, PromptChange{Run: name, PromptSetChange: ch})
+		}
+	}
+	d.Same = d.Same && len(d.Prompts) == 0
+	return d, nil
+}
+
+// runResultsOf is the results file of each run of a capsule (the first by
+// path when a run holds several).
+func runResultsOf(ctx context.Context, c *Capsule) map[string]*harness.Results {
+	files, _ := c.readResults(ctx)
+	sort.SliceStable(files, func(i, j int) bool { return files[i].file.Path < files[j].file.Path })
+	m := map[string]*harness.Results{}
+	for _, rf := range files {
+		if rf.run != "" && m[rf.run] == nil {
+			m[rf.run] = rf.res
+		}
+	}
+	return m
 }
 
 // String renders the differences as text: the two capsules, then the
@@ -138,6 +190,15 @@ func (d *Differences) String() string {
 		}
 		tw.Flush()
 	}
+	if len(d.Prompts) > 0 {
+		b.WriteString("\nPrompt set changed (the hashes lm-eval recorded of what the prompts were made from)\n")
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  RUN\tTASK\tHASH\tA\tB")
+		for _, p := range d.Prompts {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", p.Run, orDash(p.Task), p.Field, shortHash(p.A), shortHash(p.B))
+		}
+		tw.Flush()
+	}
 	if len(d.Tables) > 0 {
 		b.WriteString("\nAttribution\n")
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
@@ -147,6 +208,14 @@ func (d *Differences) String() string {
 		tw.Flush()
 	}
 	return b.String()
+}
+
+// shortHash shows a hash by its first 12 digits, none as "-".
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return orDash(h)
 }
 
 // orDash shows an empty value as "-".
@@ -190,6 +259,9 @@ func scoresOf(r *analysis.RescoreReport) map[string]analysis.Check {
 	for _, run := range r.Runs {
 		name := runName(run.Path)
 		for _, c := range run.Checks {
+			if c.Level == analysis.LevelRecord {
+				continue // a setting lm-eval recorded, not a score
+			}
 			m[name+"\x00"+c.Task+"\x00"+c.Metric+"\x00"+c.Filter] = c
 		}
 	}

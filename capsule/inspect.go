@@ -26,7 +26,8 @@ type Inspection struct {
 	Claims        []ClaimSummary `json:"claims"`
 	Tables        bool           `json:"tables"`
 	// Unsupported names the packed checks whose samples did not give the
-	// number lm-eval reported (a capsule packed with --allow-differs).
+	// number lm-eval reported, or whose setting lm-eval recorded otherwise
+	// than run.json (a capsule packed with --allow-differs).
 	Unsupported []string `json:"unsupported,omitempty"`
 	// Reports are the digests of the replay reports attached to the
 	// capsule.
@@ -154,7 +155,7 @@ func (in *Inspection) String() string {
 		fmt.Fprintln(&w, "  SIMULATED: some runs come from the simulated backend; no model was run for them")
 	}
 	if len(in.Unsupported) > 0 {
-		fmt.Fprintf(&w, "  UNSUPPORTED: %d number(s) lm-eval reported are not what their samples give (packed with --allow-differs):\n", len(in.Unsupported))
+		fmt.Fprintf(&w, "  UNSUPPORTED: %s (packed with --allow-differs):\n", unsupported(in.Unsupported))
 		for _, d := range in.Unsupported {
 			fmt.Fprintf(&w, "    %s\n", d)
 		}

@@ -125,7 +125,7 @@ func (r PackResult) String() string {
 		s += "  tables  none (incomplete study): a replay can verify files, not numbers\n"
 	}
 	if len(r.Unsupported) > 0 {
-		s += fmt.Sprintf("  UNSUPPORTED: %d number(s) lm-eval reported are not what their samples give; the capsule will not verify or replay:\n", len(r.Unsupported))
+		s += fmt.Sprintf("  UNSUPPORTED: %s; the capsule will not verify or replay:\n", unsupported(r.Unsupported))
 		for _, d := range r.Unsupported {
 			s += "    " + d + "\n"
 		}

@@ -45,7 +45,8 @@ type ReplayReport struct {
 	// Verify), checked before anything is re-derived.
 	Problems []Problem `json:"problems,omitempty"`
 	// Differs names every check whose samples, re-scored now, do not give
-	// the number lm-eval reported, whatever the packed tables say.
+	// the number lm-eval reported, and every setting lm-eval recorded
+	// otherwise than the run's run.json, whatever the packed tables say.
 	Differs []string `json:"differs,omitempty"`
 	// OK is true when nothing differs (and every rerun agrees).
 	OK        bool `json:"ok"`
@@ -383,7 +384,7 @@ func (r *ReplayReport) String() string {
 		}
 	}
 	if len(r.Differs) > 0 {
-		fmt.Fprintf(&b, "  UNSUPPORTED: %d number(s) lm-eval reported are not what their samples give:\n", len(r.Differs))
+		fmt.Fprintf(&b, "  UNSUPPORTED: %s:\n", unsupported(r.Differs))
 		for _, d := range r.Differs {
 			b.WriteString("    " + d + "\n")
 		}

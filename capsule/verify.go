@@ -330,12 +330,14 @@ func (c *Capsule) completeness(ctx context.Context) []Problem {
 
 // consistency lists where what the capsule says disagrees with what it
 // holds: its runs against its study's plan, its simulated mark against its
-// lm-eval outputs, its packed numbers against its samples.
+// lm-eval outputs, its run records against what lm-eval recorded of the
+// runs, its packed numbers against its samples.
 func (c *Capsule) consistency(ctx context.Context) []Problem {
 	out := c.planProblems()
-	runs, probs := c.outputsSimulated(ctx)
+	files, probs := c.readResults(ctx)
 	out = append(out, probs...)
-	out = append(out, c.simulatedProblems(runs)...)
+	out = append(out, c.simulatedProblems(simulatedRuns(files))...)
+	out = append(out, c.recordProblems(files)...)
 	return append(out, c.differsProblem()...)
 }
 

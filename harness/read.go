@@ -16,6 +16,10 @@ type Run struct {
 	// Name is the run's name: the run directory's base name.
 	Name   string
 	Output *Output
+	// Record is the run's run.json (see RecordOf) when the output lies in
+	// a run directory capsule made; nil for a bare lm-eval output, and for
+	// a run.json that cannot be read (RecordOf returns why).
+	Record *RunRecord
 }
 
 // Read opens the run at path: a run directory (run.json and output/), an
@@ -47,7 +51,8 @@ func Read(path string) (*Run, error) {
 		}
 		return nil, fmt.Errorf("%s: %w (%d): %s; name one of them", path, ErrAmbiguous, len(outs), strings.Join(names, ", "))
 	}
-	return &Run{Dir: dir, Name: filepath.Base(filepath.Clean(dir)), Output: outs[0]}, nil
+	rec, _ := RecordOf(outs[0])
+	return &Run{Dir: dir, Name: filepath.Base(filepath.Clean(dir)), Output: outs[0], Record: rec}, nil
 }
 
 func isDir(p string) bool {

@@ -346,6 +346,242 @@ func (r *Results) BootstrapIters() int {
 	return 100000
 }
 
+// What lm-eval records of how it ran. Each accessor's ok is false when the
+// file does not record the field at all: releases add keys over time
+// (seeds in config from v0.4.3, task_hashes, chat_template_sha and
+// system_instruction_sha from v0.4.3, lm_eval_version after v0.4.8), so an
+// absent key says nothing about the run. A key written as null is
+// recorded: the run had no value there (no chat template, no seed set).
+
+// top returns a top-level key's value.
+func (r *Results) top(key string) (Value, bool) { return r.Doc.Get(key) }
+
+// configKey returns a key of the "config" object.
+func (r *Results) configKey(key string) (Value, bool) { return r.RunConfig().Get(key) }
+
+// recordedText returns a value as text: a string as it is, a number or
+// bool as lm-eval would print it, null as "" (recorded, no value).
+func recordedText(v Value, ok bool) (string, bool) {
+	if !ok {
+		return "", false
+	}
+	if v.Kind == Null {
+		return "", true
+	}
+	if t, ok := v.Text(); ok {
+		return t, true
+	}
+	return v.String(), true
+}
+
+// Model returns config.model: lm-eval's --model ("hf", "vllm", ...), or
+// "simulated" for the simulated backend.
+func (r *Results) Model() (string, bool) { return recordedText(r.configKey("model")) }
+
+// ModelSource returns the top-level model_source (v0.4.3+), the --model
+// again as the evaluation tracker logs it.
+func (r *Results) ModelSource() (string, bool) { return recordedText(r.top("model_source")) }
+
+// ModelName returns the top-level model_name (v0.4.3+): the value of the
+// first of model_args' peft, delta, pretrained, model, path and engine.
+func (r *Results) ModelName() (string, bool) { return recordedText(r.top("model_name")) }
+
+// ModelRevision returns config.model_revision, which lm-eval's Hugging Face
+// models (hf and its subclasses) record: the revision model argument,
+// "main" by default.
+func (r *Results) ModelRevision() (string, bool) { return recordedText(r.configKey("model_revision")) }
+
+// ModelSHA returns config.model_sha, which lm-eval's Hugging Face models
+// record: the commit the Hub resolved the model's revision to, "" when it
+// could not ask (a local path, no network). No release writes a
+// "model_name_sha".
+func (r *Results) ModelSHA() (string, bool) { return recordedText(r.configKey("model_sha")) }
+
+// ModelArgsDict reports whether config.model_args is a dict (v0.4.9+ when
+// given as JSON, v0.4.10+ always) rather than lm-eval's string form.
+func (r *Results) ModelArgsDict() bool {
+	v, _ := r.configKey("model_args")
+	return v.Kind == Object
+}
+
+// ModelArgKVs returns config.model_args as keys and values, comparable with
+// a RunSpec's ModelArgs: the string form ("pretrained=x,dtype=float16") is
+// split as lm-eval splits it (at commas, each item at its first "=", empty
+// items dropped, a repeated key keeping its place and taking the last
+// value); a dict's values are written as Python prints them (True, 16,
+// 0.5, None; lists and dicts as JSON). Null or "" is no arguments.
+func (r *Results) ModelArgKVs() (KVs, bool) { return recordedKVs(r.configKey("model_args")) }
+
+// GenKwargs returns config.gen_kwargs, the --gen_kwargs lm-eval was given
+// (parsed into a dict by every release; null or {} when none), as ModelArgKVs
+// does. The generation settings in effect per task are in configs[task].
+func (r *Results) GenKwargs() (KVs, bool) { return recordedKVs(r.configKey("gen_kwargs")) }
+
+func recordedKVs(v Value, ok bool) (KVs, bool) {
+	if !ok {
+		return nil, false
+	}
+	switch v.Kind {
+	case Null:
+		return KVs{}, true
+	case String:
+		return splitArgString(v.Str), true
+	case Object:
+		out := make(KVs, len(v.Keys))
+		for i, k := range v.Keys {
+			out[i] = KV{Key: k, Value: pythonText(v.Vals[i])}
+		}
+		return out, true
+	}
+	return KVs{{Key: "", Value: v.String()}}, true
+}
+
+// splitArgString splits lm-eval's key=value,key=value text as
+// simple_parse_args_string does.
+func splitArgString(s string) KVs {
+	out := KVs{}
+	for _, item := range strings.Split(strings.TrimSpace(s), ",") {
+		if item == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(item, "=")
+		if _, dup := out.Get(k); dup {
+			out = out.Set(k, v)
+			continue
+		}
+		out = append(out, KV{Key: k, Value: v})
+	}
+	return out
+}
+
+// pythonText writes a JSON value as Python's str() of what json.loads
+// makes of it, for scalars: True/False, None, ints, float reprs, strings as
+// they are; lists and objects as JSON.
+func pythonText(v Value) string {
+	switch v.Kind {
+	case Null:
+		return "None"
+	case String:
+		return v.Str
+	case List, Object:
+		return v.String()
+	}
+	t, _ := v.Text()
+	return t
+}
+
+// LMEvalVersion returns the top-level lm_eval_version (written after
+// v0.4.8; a build from a commit reports the release it follows).
+func (r *Results) LMEvalVersion() (string, bool) { return recordedText(r.top("lm_eval_version")) }
+
+// GitHash returns the top-level git_hash: `git describe --always` of the
+// directory lm-eval ran in, which is lm-eval's own commit only when it ran
+// from a checkout ("" when it was not a git repository).
+func (r *Results) GitHash() (string, bool) { return recordedText(r.top("git_hash")) }
+
+// SeedNames are the config keys of lm-eval's four seeds, in --seed's order:
+// Python's random, numpy, torch, few-shot sampling.
+var SeedNames = [4]string{"random_seed", "numpy_seed", "torch_seed", "fewshot_seed"}
+
+// Seed returns config's seed i (an index into SeedNames): an integer
+// Number, or Null when --seed said None (not seeded). Releases before
+// v0.4.3 do not record seeds.
+func (r *Results) Seed(i int) (Value, bool) {
+	if i < 0 || i >= len(SeedNames) {
+		return Value{}, false
+	}
+	return r.configKey(SeedNames[i])
+}
+
+// NShot returns the few-shot count lm-eval used for a task, from "n-shot"
+// (every release; it also lists groups in some).
+func (r *Results) NShot(task string) (int, bool) {
+	ns, _ := r.top("n-shot")
+	return countOf(ns.Get(task))
+}
+
+// NumFewshot returns configs[task].num_fewshot: the task's YAML default or
+// the --num_fewshot that replaced it (lm-eval keeps a YAML's 0 against
+// --num_fewshot).
+func (r *Results) NumFewshot(task string) (int, bool) {
+	return countOf(r.Configs[task].Get("num_fewshot"))
+}
+
+func countOf(v Value, ok bool) (int, bool) {
+	if !ok || v.Kind != Number || v.Num != float64(int(v.Num)) {
+		return 0, false
+	}
+	return int(v.Num), true
+}
+
+// BatchSize returns config.batch_size as given on the command line ("8",
+// "auto", "auto:4"; lm-eval's default is the integer 1, returned as "1").
+func (r *Results) BatchSize() (string, bool) { return recordedText(r.configKey("batch_size")) }
+
+// Limit returns config.limit (--limit as a float; nil when not given).
+func (r *Results) Limit() (*float64, bool) {
+	v, ok := r.configKey("limit")
+	if !ok {
+		return nil, false
+	}
+	f, isNum := v.Float()
+	if v.Kind == Null || !isNum {
+		return nil, true
+	}
+	return &f, true
+}
+
+// Device returns config.device ("" when null).
+func (r *Results) Device() (string, bool) { return recordedText(r.configKey("device")) }
+
+// ChatTemplate returns the top-level chat_template (v0.4.3+): the template
+// the prompts were rendered with, "" (null) when none was applied.
+func (r *Results) ChatTemplate() (string, bool) { return recordedText(r.top("chat_template")) }
+
+// ChatTemplateSHA returns the top-level chat_template_sha (v0.4.3+): the
+// SHA-256 of the template, "" (null) when none was applied.
+func (r *Results) ChatTemplateSHA() (string, bool) { return recordedText(r.top("chat_template_sha")) }
+
+// SystemInstruction returns the top-level system_instruction (v0.4.3+), ""
+// (null) when none was given.
+func (r *Results) SystemInstruction() (string, bool) {
+	return recordedText(r.top("system_instruction"))
+}
+
+// SystemInstructionSHA returns the top-level system_instruction_sha
+// (v0.4.3+): the SHA-256 of the system instruction, "" (null) when none.
+func (r *Results) SystemInstructionSHA() (string, bool) {
+	return recordedText(r.top("system_instruction_sha"))
+}
+
+// FewshotAsMultiturn returns the top-level fewshot_as_multiturn (v0.4.3+;
+// null, read as false, where v0.4.10+ ran without a chat template).
+func (r *Results) FewshotAsMultiturn() (bool, bool) {
+	v, ok := r.top("fewshot_as_multiturn")
+	if !ok {
+		return false, false
+	}
+	b, _ := v.Truth()
+	return b && v.Kind != Null, true
+}
+
+// TaskHashes returns the top-level task_hashes (v0.4.3+, when samples were
+// logged): per task, the SHA-256 over its samples' doc, prompt and target
+// hashes, which changes with any prompt. Nil when not recorded.
+func (r *Results) TaskHashes() map[string]string {
+	v, ok := r.top("task_hashes")
+	if !ok || v.Kind != Object {
+		return nil
+	}
+	out := make(map[string]string, len(v.Keys))
+	for i, k := range v.Keys {
+		if v.Vals[i].Kind == String {
+			out[k] = v.Vals[i].Str
+		}
+	}
+	return out
+}
+
 // TaskNames returns every task or group the file names anywhere, sorted.
 func (r *Results) TaskNames() []string {
 	set := map[string]bool{}

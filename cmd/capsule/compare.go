@@ -69,7 +69,11 @@ func loadScores(ctx context.Context, path string, io streams) (*analysis.Scores,
 		return nil, err
 	}
 	for _, c := range sc.Report.Checks {
-		if c.Status == analysis.StatusDiffers {
+		switch {
+		case c.Status != analysis.StatusDiffers:
+		case c.Level == analysis.LevelRecord:
+			fmt.Fprintf(io.err, "capsule: warning: %s: %s (see capsule rescore)\n", path, c.Reason)
+		default:
 			fmt.Fprintf(io.err, "capsule: warning: %s: %s %s,%s does not re-score to what lm-eval reported (see capsule rescore)\n", path, c.Task, c.Metric, c.Filter)
 		}
 	}

@@ -23,8 +23,10 @@ func newDiffCmd(io streams) *cobra.Command {
 		Long: `Compare two capsules' configs: the study file (a unified diff), each run's
 settings and exact lm-eval command line, harness version and commit, image
 digests, model revision, GPUs, driver, CUDA, Python and every package
-version, the scores lm-eval reported, and the packed attribution tables.
-Runs are matched by name.
+version, the scores lm-eval reported, the packed attribution tables, and
+each run's prompt set: the hashes lm-eval recorded of what the prompts were
+made from (task_hashes per task, chat_template_sha, system_instruction_sha),
+shown as "prompt set changed" when they differ. Runs are matched by name.
 
 Exit code 0 whether or not they differ, unless --exit-code: then 1 when
 they differ, like 'git diff --exit-code'.
@@ -59,7 +61,10 @@ func runDiff(ctx context.Context, opts diffOptions, refA, refB string, io stream
 		return err
 	}
 	defer b.Close()
-	d := capsule.Diff(a.Config, b.Config)
+	d, err := capsule.DiffCapsules(ctx, a, b)
+	if err != nil {
+		return err
+	}
 	d.A, d.B = a.Ref, b.Ref
 	d.DigestA, d.DigestB = a.Descriptor.Digest.String(), b.Descriptor.Digest.String()
 	if opts.json {

@@ -42,11 +42,17 @@ Each check has a level:
                 (metrics whose per-doc function is not re-implemented)
   group         a group's value and pooled stderr from its members' values
   none          nothing could be recomputed; the reason says why
+  record        a setting lm-eval recorded in the results file (seeds,
+                n-shot, model, model_args, lm-eval version, batch size,
+                limit, chat template, ...) that the run's run.json gives
+                otherwise: reported is what lm-eval wrote, recomputed what
+                run.json says (only for a run directory capsule made, with
+                run.json beside output/; only fields that differ are shown)
 and a status: exact (identical to the last bit), differs, or
 not-recomputable. Samples without a results file are still checked per
 document; their aggregates are shown as recomputed only.
 
-` + exitCodes(code{exitFailed, "some recomputed number differs from what lm-eval reported"}, codeUsage, codeInterrupted),
+` + exitCodes(code{exitFailed, "some recomputed number differs from what lm-eval reported, or lm-eval recorded a setting otherwise than run.json"}, codeUsage, codeInterrupted),
 		Example: `  capsule rescore results/meta-llama__Llama-3.2-1B-Instruct/
   capsule rescore --json results/ > checks.json
   capsule rescore out/results_2025-08-07T11-42-40.066002.json`,
