@@ -173,6 +173,9 @@ func RunJob(ctx context.Context, dir string, ex Executor, opts JobOptions) (err 
 	if err := os.Rename(partial, out); err != nil {
 		return finish(StatusFailed, err)
 	}
+	if rev := ResolveRevision(rec, out); rev != "" {
+		rec.Model.ResolvedRevision = rev
+	}
 	return finish(StatusDone, nil)
 }
 
