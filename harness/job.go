@@ -176,6 +176,9 @@ func RunJob(ctx context.Context, dir string, ex Executor, opts JobOptions) (err 
 	if rev := ResolveRevision(rec, out); rev != "" {
 		rec.Model.ResolvedRevision = rev
 	}
+	if res := resultsIn(out); res != nil {
+		rec.Datasets = res.Datasets()
+	}
 	return finish(StatusDone, nil)
 }
 

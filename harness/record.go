@@ -40,6 +40,9 @@ type RunRecord struct {
 	// Includes are the files of the run's include_path (custom tasks), by
 	// path inside it, with their sha256: frozen into runs/<name>/include.
 	Includes map[string]string `json:"includes,omitempty"`
+	// Datasets are the datasets the run's tasks loaded, as lm-eval's
+	// results record them (path, name and, where a task pins one, revision).
+	Datasets []DatasetInfo `json:"datasets,omitempty"`
 	// Argv is the exact lm-eval command line, program name first.
 	Argv      []string     `json:"argv"`
 	Harness   HarnessInfo  `json:"harness"`
@@ -79,6 +82,15 @@ type ModelInfo struct {
 	ID               string `json:"id"`
 	Revision         string `json:"revision,omitempty"`
 	ResolvedRevision string `json:"resolved_revision,omitempty"`
+}
+
+// DatasetInfo is one task's dataset: its Hub path, its configuration name
+// and the revision the task pins ("" when it pins none: the Hub's main).
+type DatasetInfo struct {
+	Task     string `json:"task"`
+	Path     string `json:"path"`
+	Name     string `json:"name,omitempty"`
+	Revision string `json:"revision,omitempty"`
 }
 
 // RunnerInfo says where the run executed.

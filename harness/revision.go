@@ -17,13 +17,9 @@ var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // resolved it to when the model was downloaded), or the revision the run
 // pinned when that is a full commit. "" when none says.
 func ResolveRevision(rec *RunRecord, outDir string) string {
-	if outs, err := Find(outDir); err == nil {
-		for _, o := range outs {
-			if o.Results != nil {
-				if sha, ok := o.Results.ModelSHA(); ok && sha != "" {
-					return sha
-				}
-			}
+	if res := resultsIn(outDir); res != nil {
+		if sha, ok := res.ModelSHA(); ok && sha != "" {
+			return sha
 		}
 	}
 	asked := rec.Model.Revision
@@ -70,4 +66,45 @@ func cachedRevision(id, ref string) string {
 		return sha
 	}
 	return ""
+}
+
+// Datasets lists the dataset of every task a results file has a config
+// for, sorted by task.
+func (r *Results) Datasets() []DatasetInfo {
+	var out []DatasetInfo
+	for _, task := range r.TaskNames() {
+		cfg, ok := r.Configs[task]
+		if !ok {
+			continue
+		}
+		text := func(v Value, key string) string {
+			if x, ok := v.Get(key); ok && x.Kind == String {
+				return x.Str
+			}
+			return ""
+		}
+		d := DatasetInfo{Task: task, Path: text(cfg, "dataset_path"), Name: text(cfg, "dataset_name"), Revision: text(cfg, "revision")}
+		if kw, ok := cfg.Get("dataset_kwargs"); ok && d.Revision == "" {
+			d.Revision = text(kw, "revision")
+		}
+		if d.Path != "" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// resultsIn is the results file of a run's output, nil when there is none
+// to read.
+func resultsIn(outDir string) *Results {
+	outs, err := Find(outDir)
+	if err != nil {
+		return nil
+	}
+	for _, o := range outs {
+		if o.Results != nil {
+			return o.Results
+		}
+	}
+	return nil
 }

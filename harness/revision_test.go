@@ -42,3 +42,16 @@ func TestResolveRevision(t *testing.T) {
 		t.Errorf("a local path: %q", got)
 	}
 }
+
+// The datasets a run loaded, from a real results file: gsm8k's path and
+// configuration.
+func TestDatasets(t *testing.T) {
+	r, err := ReadResults(filepath.Join(fixtures(t), "gemma3-12b-gsm8k-pyfade", "results_2025-09-09T13-31-53.431753.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := r.Datasets()
+	if len(ds) == 0 || ds[0].Task != "gsm8k" || ds[0].Path != "gsm8k" || ds[0].Name != "main" {
+		t.Errorf("datasets %+v", ds)
+	}
+}
