@@ -402,7 +402,8 @@ func checkHarnessVersion(want, got, commit string) error {
 			return fmt.Errorf("lm-eval %s is installed but the run pins %s: the v%s tag's own package says %s too, which is accepted at that tag's commit %s, but %s", got, want, q.tag, got, q.commit, at)
 		}
 	}
-	return fmt.Errorf("lm-eval %s is installed but the run pins %s", got, want)
+	return fmt.Errorf("lm-eval %s is installed but the run pins %s (a virtual environment for it: python3 -m venv ~/venvs/lm-eval-%s && ~/venvs/lm-eval-%s/bin/pip install lm-eval==%s, then harness: {python: ~/venvs/lm-eval-%s/bin/python} in the study's step or variant)",
+		got, want, want, want, want, want)
 }
 
 // freezeCommit is the commit pip installed lm_eval from ("lm_eval @
