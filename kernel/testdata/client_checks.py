@@ -63,6 +63,14 @@ class Kernel:
             if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
                 return msgs
 
+    def wait_running(self, msg_id, timeout=TIMEOUT):
+        """Waits for the execute_input of a request: the cell has started."""
+        deadline = time.time() + timeout
+        while True:
+            m = self.kc.get_iopub_msg(timeout=max(0.1, deadline - time.time()))
+            if m["parent_header"].get("msg_id") == msg_id and m["msg_type"] == "execute_input":
+                return
+
     def run(self, code, timeout=TIMEOUT, **kw):
         """Executes code: (execute_reply content, IOPub messages)."""
         msg_id = self.kc.execute(code, **kw)
@@ -112,6 +120,10 @@ class ClientChecks(unittest.TestCase):
 
     def check_interrupt(self, k):
         msg_id = k.kc.execute("for {\n}")
+        # An interrupt stops the running cell: wait until this one runs
+        # (execute_input comes once it is the kernel's current cell), not a
+        # fixed time, which a loaded machine can outlast.
+        k.wait_running(msg_id)
         time.sleep(0.5)
         self.assertTrue(k.kc.hb_channel.is_beating(), "the heartbeat stopped while a cell ran")
         start = time.time()
