@@ -16,6 +16,7 @@ import (
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/harness/simulate"
+	"github.com/evalcapsule/evalcapsule/internal/htmltest"
 )
 
 func load(t *testing.T, path string) *analysis.Scores {
@@ -47,6 +48,20 @@ func TestFailuresPhi3(t *testing.T) {
 	for _, s := range rep.Samples {
 		if s.Class == analysis.Format && s.Extracted["strict-match"] == s.Extracted["flexible-extract"] {
 			t.Errorf("doc %d: format miss with equal extractions %v", s.DocID, s.Extracted)
+		}
+		// The other two, read by hand: doc 5 ends "The total cost for all 16
+		// glasses is $40 + $24 = $64\nKylar needs to pay $64 for the 16
+		// glasses." (target 64; flexible-extract takes the last number, 16);
+		// doc 8 ends "John is 75 miles away from home ..." (target 45).
+		switch s.DocID {
+		case 5:
+			if s.Class != analysis.Extraction || s.FinalAnswer != "$64" || s.Extracted["flexible-extract"] != "16" {
+				t.Errorf("doc 5: %s, final answer %q, extracted %v", s.Class, s.FinalAnswer, s.Extracted)
+			}
+		case 8:
+			if s.Class != analysis.Reasoning || s.FinalAnswer != "75" {
+				t.Errorf("doc 8: %s, final answer %q", s.Class, s.FinalAnswer)
+			}
 		}
 	}
 }
@@ -487,4 +502,43 @@ func goldIndex(t *testing.T, v any) int {
 	}
 	t.Fatalf("target %v is not an index", v)
 	return 0
+}
+
+// A multiple-choice miss shows its gold and chosen choice as text, whatever
+// they hold, with the classes of multiple choice.
+func TestFailuresHTMLMultipleChoice(t *testing.T) {
+	fr := &analysis.FailureReport{Task: "hs", Metric: "acc", Filter: "none", N: 4, NMisses: 2, MultipleChoice: true,
+		Classes: map[analysis.FailureClass]int{analysis.NearMiss: 1, analysis.Wrong: 1},
+		Samples: []analysis.Failure{
+			{DocID: 3, Class: analysis.NearMiss, Label: analysis.NearMiss,
+				Gold:   &analysis.ChoiceScore{Index: 1, Text: "</td><script>x</script>", LogLikelihood: -2.5, Probability: 0.25, Rank: 2},
+				Chosen: &analysis.ChoiceScore{Index: 0, Text: "plain", LogLikelihood: -1.25, Probability: 0.7, Rank: 1}},
+			{DocID: 4, Class: analysis.Wrong, Chosen: &analysis.ChoiceScore{Index: 2, Text: "c", LogLikelihood: -0.5, Probability: 0.9, Rank: 1}},
+		}}
+	tables := htmltest.Parse(t, fr.HTML())
+	if len(tables) != 2 {
+		t.Fatalf("%d tables", len(tables))
+	}
+	classes, sample := tables[0], tables[1]
+	var names []string
+	for _, r := range classes.Rows {
+		names = append(names, r[0])
+	}
+	if strings.Join(names, ",") != "norm-flip,confident-wrong,near-miss,wrong" {
+		t.Errorf("classes %v", names)
+	}
+	r := sample.Rows[0]
+	if r[htmltest.Column(t, sample, "gold")] != `1 "</td><script>x</script>"` || r[htmltest.Column(t, sample, "gold log-likelihood")] != "-2.5" ||
+		r[htmltest.Column(t, sample, "chosen")] != `0 "plain"` || r[htmltest.Column(t, sample, "chosen log-likelihood")] != "-1.25" ||
+		r[htmltest.Column(t, sample, "p(chosen) − p(gold)")] != "0.450" || r[htmltest.Column(t, sample, "hand label")] != "near-miss" {
+		t.Errorf("row %q", r)
+	}
+	if r := sample.Rows[1]; r[htmltest.Column(t, sample, "gold")] != "–" || r[htmltest.Column(t, sample, "p(chosen) − p(gold)")] != "–" {
+		t.Errorf("a gold outside the choices: %q", r)
+	}
+	s := fr.String()
+	if !strings.Contains(s, "\ndoc_id 3: near-miss, hand label near-miss\n  gold: 1 \"</td><script>x</script>\", log-likelihood -2.5, p 0.250, rank 2\n  chosen: 0 \"plain\", log-likelihood -1.25, p 0.700, rank 1\n") ||
+		!strings.Contains(s, "\n  gold: not among the choices\n") {
+		t.Errorf("text:\n%s", s)
+	}
 }
