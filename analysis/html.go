@@ -5,6 +5,7 @@ import (
 	"html"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -193,7 +194,7 @@ func (cs *Comparisons) HTML() string {
 // ClassTable counts the misses per class.
 func (fr *FailureReport) ClassTable() HTMLTable {
 	t := HTMLTable{Head: []string{"class", "misses", "share"}, Numeric: numeric(1, 2)}
-	for _, c := range FailureClasses {
+	for _, c := range fr.ClassOrder() {
 		share := "–"
 		if fr.NMisses > 0 {
 			share = fmt.Sprintf("%.1f %%", 100*float64(fr.Classes[c])/float64(fr.NMisses))
@@ -203,8 +204,10 @@ func (fr *FailureReport) ClassTable() HTMLTable {
 	return t
 }
 
-// SampleTable is the sample of misses: what each filter extracted and how
-// the output ends.
+// SampleTable is the sample of misses. A generated answer's row has the
+// target, the final answer the classes read, what each filter extracted and
+// how the output ends; a multiple-choice row the gold and the chosen choice
+// with their log-likelihoods and the probability margin of the chosen one.
 func (fr *FailureReport) SampleTable() HTMLTable {
 	labelled := fr.Agreement != nil
 	for _, f := range fr.Samples {
@@ -212,23 +215,37 @@ func (fr *FailureReport) SampleTable() HTMLTable {
 	}
 	t := HTMLTable{
 		Caption: fmt.Sprintf("a seeded sample of %d misses", len(fr.Samples)),
-		Head:    []string{"doc_id", "class", "target (last line)", "extracted by each filter", "end of the output"},
+		Head:    []string{"doc_id", "class", "target (last line)", "final answer", "extracted by each filter", "end of the output"},
 		Numeric: numeric(0),
+	}
+	if fr.MultipleChoice {
+		t.Head = []string{"doc_id", "class", "gold", "gold log-likelihood", "chosen", "chosen log-likelihood", "p(chosen) − p(gold)"}
+		t.Numeric = numeric(0, 3, 5, 6)
 	}
 	if labelled {
 		t.Head = slices.Insert(t.Head, 2, "hand label")
+		t.Numeric = shift(t.Numeric, 2)
 	}
 	grouped := len(fr.Samples) > 0 && fr.Samples[0].Task != ""
 	if grouped {
 		t.Head = slices.Insert(t.Head, 0, "task")
-		t.Numeric = numeric(1)
+		t.Numeric = shift(t.Numeric, 0)
 	}
 	for _, f := range fr.Samples {
-		var ex []string
-		for _, k := range f.filters() {
-			ex = append(ex, k+": "+f.Extracted[k])
+		var row []string
+		if fr.MultipleChoice {
+			margin := "–" // the gold is not among the choices
+			if f.Gold != nil && f.Chosen != nil {
+				margin = fmt.Sprintf("%.3f", f.Chosen.Probability-f.Gold.Probability)
+			}
+			row = []string{fmt.Sprint(f.DocID), string(f.Class), f.Gold.label(), f.Gold.ll(), f.Chosen.label(), f.Chosen.ll(), margin}
+		} else {
+			var ex []string
+			for _, k := range f.filters() {
+				ex = append(ex, k+": "+f.Extracted[k])
+			}
+			row = []string{fmt.Sprint(f.DocID), string(f.Class), f.targetLine(), f.FinalAnswer, strings.Join(ex, "; "), "…" + f.OutputTail}
 		}
-		row := []string{fmt.Sprint(f.DocID), string(f.Class), f.targetLine(), strings.Join(ex, "; "), "…" + f.OutputTail}
 		if labelled {
 			row = slices.Insert(row, 2, string(f.Label))
 		}
@@ -238,6 +255,35 @@ func (fr *FailureReport) SampleTable() HTMLTable {
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// shift moves the numeric columns at or after i one to the right, for a
+// column inserted at i.
+func shift(cols map[int]bool, i int) map[int]bool {
+	out := map[int]bool{}
+	for c := range cols {
+		if c >= i {
+			c++
+		}
+		out[c] = true
+	}
+	return out
+}
+
+// label names a choice by its index and quoted text; "–" for none.
+func (c *ChoiceScore) label() string {
+	if c == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%d %q", c.Index, c.Text)
+}
+
+// ll is a choice's log-likelihood as logged, "–" for none.
+func (c *ChoiceScore) ll() string {
+	if c == nil {
+		return "–"
+	}
+	return strconv.FormatFloat(c.LogLikelihood, 'g', -1, 64)
 }
 
 // summary says how many documents missed.

@@ -103,13 +103,30 @@ func (fr *FailureReport) String() string {
 		if f.Label != "" {
 			b.WriteString(", hand label " + string(f.Label))
 		}
+		if fr.MultipleChoice {
+			fmt.Fprintf(&b, "\n  gold: %s\n  chosen: %s\n", f.Gold.text(), f.Chosen.text())
+			continue
+		}
 		var ex []string
 		for _, k := range f.filters() {
 			ex = append(ex, fmt.Sprintf("%s=%q", k, f.Extracted[k]))
 		}
-		fmt.Fprintf(&b, "\n  target: %s\n  extracted: %s\n  output tail: %s\n", oneLine(f.targetLine()), strings.Join(ex, ", "), oneLine(f.OutputTail))
+		final := "none"
+		if f.FinalAnswer != "" {
+			final = fmt.Sprintf("%q", f.FinalAnswer)
+		}
+		fmt.Fprintf(&b, "\n  target: %s\n  final answer: %s\n  extracted: %s\n  output tail: %s\n", oneLine(f.targetLine()), final, strings.Join(ex, ", "), oneLine(f.OutputTail))
 	}
 	return b.String()
+}
+
+// text describes a choice on one line: index, quoted text, log-likelihood,
+// probability and rank.
+func (c *ChoiceScore) text() string {
+	if c == nil {
+		return "not among the choices"
+	}
+	return fmt.Sprintf("%s, log-likelihood %s, p %.3f, rank %d", c.label(), c.ll(), c.Probability, c.Rank)
 }
 
 // filters are the filters that extracted something, sorted.

@@ -110,7 +110,7 @@ func TestFailureReportString(t *testing.T) {
 		Unread:    []string{"mmlu_pro_plus_law", "mmlu_pro_plus_other"},
 		Agreement: &analysis.LabelAgreement{Labelled: 2, Agree: 1, Kappa: 0.25},
 		Samples: []analysis.Failure{
-			{Task: "mmlu_pro_plus_health", DocID: 7, Class: analysis.Reasoning, Label: analysis.Format, Target: "step one\nThe answer is (B)",
+			{Task: "mmlu_pro_plus_health", DocID: 7, Class: analysis.Reasoning, Label: analysis.Format, Target: "step one\nThe answer is (B)", FinalAnswer: "C",
 				Extracted: map[string]string{"custom-extract": "[invalid]", "flexible-extract": "C"}, OutputTail: "…so it is C.\nThe answer is C"},
 			{Task: "mmlu_pro_plus_math", DocID: 12, Class: analysis.Truncation, Target: "(A)", Extracted: map[string]string{"custom-extract": "[invalid]"}, OutputTail: "…and then"},
 		}}
@@ -128,11 +128,11 @@ func TestFailureReportString(t *testing.T) {
 		}
 	}
 	i := slices.Index(lines, "mmlu_pro_plus_health doc_id 7: reasoning, hand label format")
-	if i < 0 || lines[i+1] != "  target: The answer is (B)" || lines[i+2] != `  extracted: custom-extract="[invalid]", flexible-extract="C"` ||
-		lines[i+3] != "  output tail: …so it is C.⏎The answer is C" {
+	if i < 0 || lines[i+1] != "  target: The answer is (B)" || lines[i+2] != `  final answer: "C"` || lines[i+3] != `  extracted: custom-extract="[invalid]", flexible-extract="C"` ||
+		lines[i+4] != "  output tail: …so it is C.⏎The answer is C" {
 		t.Errorf("first miss:\n%s", s)
 	}
-	if j := slices.Index(lines, "mmlu_pro_plus_math doc_id 12: truncation"); j < i || lines[j+3] != "  output tail: …and then" {
+	if j := slices.Index(lines, "mmlu_pro_plus_math doc_id 12: truncation"); j < i || lines[j+2] != "  final answer: none" || lines[j+4] != "  output tail: …and then" {
 		t.Errorf("second miss, without a hand label:\n%s", s)
 	}
 

@@ -308,8 +308,12 @@ func TestReportMarkdown(t *testing.T) {
 			continue
 		}
 		rows++
-		if bars := strings.Count(line, "|") - strings.Count(line, `\|`); bars != 5 || strings.Contains(line, "<script>") {
-			t.Errorf("miss row not one escaped row of 4 cells: %s", line)
+		// doc_id, class, target, final answer, extracted, end of the output
+		if bars := strings.Count(line, "|") - strings.Count(line, `\|`); bars != 7 || strings.Contains(line, "<script>") {
+			t.Errorf("miss row not one escaped row of 6 cells: %s", line)
+		}
+		if want := "| " + rc.Failures.Samples[0].Target[strings.LastIndex(rc.Failures.Samples[0].Target, "\n")+1:] + " |"; !strings.Contains(line, want) {
+			t.Errorf("miss row without its target %q: %s", want, line)
 		}
 	}
 	if rows != 1 {

@@ -7,7 +7,6 @@ import (
 	"html/template"
 	"math"
 	"path/filepath"
-	"sort"
 	"strings"
 	texttemplate "text/template"
 
@@ -180,21 +179,41 @@ var funcs = map[string]any{
 	"count":   func(m map[analysis.FailureClass]int, c analysis.FailureClass) int { return m[c] },
 	"deref":   func(x *float64) float64 { return *x },
 	"img":     func(p *analysis.Plot) template.HTML { return template.HTML(p.HTML()) },
-	"sorted": func(m map[string]string) []string {
-		var ks []string
-		for k, v := range m {
-			ks = append(ks, k+" = "+v)
-		}
-		sort.Strings(ks)
-		return ks
-	},
-	"tail": func(s string) string { return strings.ReplaceAll(s, "\n", "⏎") },
 	// mdcell keeps a model's output one Markdown table cell of text: no
 	// line breaks, no column bars, no markup.
-	"mdcell": func(s string) string {
-		return strings.NewReplacer("\n", "⏎", "|", "\\|").Replace(html.EscapeString(s))
+	"mdcell": mdCell,
+	"isURL":  func(s string) bool { return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") },
+	// htmltable and mdtable render a table of package analysis, every
+	// cell text.
+	"htmltable": func(t analysis.HTMLTable) template.HTML { return template.HTML(t.HTML()) },
+	"mdtable": func(t analysis.HTMLTable) string {
+		var b strings.Builder
+		cells := func(cs []string) {
+			for _, c := range cs {
+				b.WriteString("| " + mdCell(c) + " ")
+			}
+			b.WriteString("|\n")
+		}
+		cells(t.Head)
+		for i := range t.Head {
+			if t.Numeric[i] {
+				b.WriteString("|---:")
+			} else {
+				b.WriteString("|---")
+			}
+		}
+		b.WriteString("|\n")
+		for _, r := range t.Rows {
+			cells(r)
+		}
+		return b.String()
 	},
-	"isURL": func(s string) bool { return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") },
+}
+
+// mdCell keeps a model's output one Markdown table cell of text: no line
+// breaks, no column bars, no markup.
+func mdCell(s string) string {
+	return strings.NewReplacer("\n", "⏎", "|", "\\|").Replace(html.EscapeString(s))
 }
 
 // WriteFiles writes the report as one self-contained HTML file (plots
@@ -267,11 +286,9 @@ td.num,th.num{text-align:right}th{background:#f6f8fa}
 <tr><td>prompts changed</td><td class="num">{{.PromptsChanged}}</td></tr>
 </tbody></table>{{end}}
 {{with $c.Failures}}<h3>Misses of the last run ({{.Filter}})</h3>
-<table class="failure-classes"><tbody>{{range classes}}<tr><td>{{.}}</td><td class="num">{{count $c.Failures.Classes .}}</td></tr>{{end}}
+<table class="failure-classes"><tbody>{{range .ClassOrder}}<tr><td>{{.}}</td><td class="num">{{count $c.Failures.Classes .}}</td></tr>{{end}}
 <tr><td><b>all misses</b></td><td class="num"><b>{{.NMisses}}</b> of {{.N}}</td></tr></tbody></table>
-<table class="failures"><thead><tr><th>doc</th><th>class</th><th>extracted</th><th>end of the output</th></tr></thead><tbody>
-{{range .Samples}}<tr><td>{{if .Task}}{{.Task}} {{end}}{{.DocID}}</td><td>{{.Class}}</td><td>{{range sorted .Extracted}}<code>{{.}}</code><br>{{end}}</td><td><span class="tail">{{tail .OutputTail}}</span></td></tr>
-{{end}}</tbody></table>{{end}}
+<div class="failures">{{htmltable .SampleTable}}</div>{{end}}
 {{end}}
 <h2>Provenance of every run</h2>
 {{range .Warnings}}<p class="banner warning">Warning: {{.}}</p>
@@ -319,12 +336,9 @@ Baseline → last run ({{$c.FinalRun}}), question by question, both under the cl
 | minimum detectable effect (80 % power) | {{pts .MDE}} |
 | prompts changed | {{.PromptsChanged}} |
 {{end}}{{with $c.Failures}}
-Misses of the last run ({{.Filter}}): {{.NMisses}} of {{.N}} documents; {{range $i, $k := classes}}{{if $i}}, {{end}}{{$k}} {{count $c.Failures.Classes $k}}{{end}}.
+Misses of the last run ({{.Filter}}): {{.NMisses}} of {{.N}} documents; {{range $i, $k := .ClassOrder}}{{if $i}}, {{end}}{{$k}} {{count $c.Failures.Classes $k}}{{end}}.
 
-| doc | class | extracted | end of the output |
-|---:|---|---|---|
-{{range .Samples}}| {{if .Task}}{{.Task}} {{end}}{{.DocID}} | {{.Class}} | {{range $i, $e := sorted .Extracted}}{{if $i}}; {{end}}{{mdcell $e}}{{end}} | {{mdcell .OutputTail}} |
-{{end}}{{end}}{{end}}
+{{mdtable .SampleTable}}{{end}}{{end}}
 ## Provenance of every run
 {{range .Warnings}}
 > **Warning**: {{.}}

@@ -22,20 +22,34 @@ func newFailuresCmd(io streams) *cobra.Command {
 	var opts failuresOptions
 	cmd := &cobra.Command{
 		Use:   "failures RUN --task TASK",
-		Short: "Classify the misses of a generative task and sample some to read",
-		Long: `Classify every miss of a generative task under one filter, and print a seeded
-sample of them with the target, each filter's extraction, the class and the
-end of the output.
+		Short: "Classify the misses of a task and sample some to read",
+		Long: `Classify every miss of a task under one filter, and print a seeded sample of
+them: for a generated answer the target, the final answer, each filter's
+extraction, the class and the end of the output; for a multiple-choice
+answer the gold and the chosen choice with their log-likelihoods.
 
-Classes, tried in this order:
-  truncation  the output hit the length limit: at least 2.5 bytes per allowed
-              token (max_gen_toks, default 256) and not ending where a
-              sentence or an answer ends
+The classes of a generated answer read its final answer: the output cut at
+the first stop sequence and the first "Question:", then its last \boxed{},
+else the number after its first "####", else what follows its last "answer
+is" or "answer:", else the result of its last "=" when the last sentence
+restates it, else the last number of its last sentence. Tried in this order:
+  truncation  the output hit the length limit: at least 2 bytes per allowed
+              token (max_gen_toks, default 256), no stated answer (boxed,
+              ####, "answer is"), not ending where a sentence ends
   format      the right answer in the wrong format: another filter of the
               task (flexible-extract) scores it right
-  extraction  the reference answer is in the output, but the filter took
-              something else or found nothing ([invalid])
-  reasoning   none of the above: the answer is wrong
+  extraction  the final answer is the reference answer, but the filter took
+              something else or found nothing ([invalid]); a reference that
+              is only an operand or an intermediate result is not
+  reasoning   none of the above: the final answer is wrong
+
+The classes of a multiple-choice answer (acc, acc_norm, acc_bytes) read the
+scores the metric ranks by (log-likelihood, or over the choice's length);
+p is their softmax over the choices. Tried in this order:
+  norm-flip        acc and acc_norm disagree: the other ranking picks the gold
+  confident-wrong  p(chosen) − p(gold) is at least 0.5
+  near-miss        the gold is ranked second
+  wrong            none of the above
 
 A group (mmlu_llama) is read over its member tasks: the sample is drawn from
 all their misses, each named with its task.
@@ -52,6 +66,9 @@ task, not a group).
 			if opts.task == "" {
 				return &usageError{fmt.Errorf("--task is required")}
 			}
+			if opts.n < 1 {
+				return &usageError{fmt.Errorf("-n %d: expected the number of misses to sample, at least 1", opts.n)}
+			}
 			return runFailures(cmd.Context(), opts, args[0], io)
 		},
 	}
@@ -60,7 +77,7 @@ task, not a group).
 	f.StringVar(&opts.task, "task", "", "the task to read (required)")
 	f.StringVar(&opts.filter, "filter", "", "the filter whose misses to read (default the task's first)")
 	f.StringVar(&opts.metric, "metric", "", "the metric that decides a miss (default the task's first)")
-	f.IntVarP(&opts.n, "n", "n", 50, "how many misses to sample")
+	f.IntVarP(&opts.n, "n", "n", 50, "how many misses to sample (at least 1)")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the sample")
 	return cmd
 }

@@ -47,6 +47,9 @@ report is built from it.
 			if opts.out == "" {
 				return &usageError{fmt.Errorf("-o is required: the HTML file to write")}
 			}
+			if opts.failed < 1 {
+				return &usageError{fmt.Errorf("--failure-samples %d: expected the number of misses to show per claim, at least 1", opts.failed)}
+			}
 			return runReport(cmd.Context(), opts, args[0], io)
 		},
 	}
@@ -54,7 +57,7 @@ report is built from it.
 	f.BoolVar(&opts.json, "json", false, "print the paths written as JSON")
 	f.StringVarP(&opts.out, "output", "o", "", "the HTML file to write (required)")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the bootstraps and the failure sample")
-	f.IntVar(&opts.failed, "failure-samples", 10, "misses to show per claim")
+	f.IntVar(&opts.failed, "failure-samples", 10, "misses to show per claim (at least 1; the classes are counted over all misses)")
 	addRefFlags(f, &opts.ref)
 	return cmd
 }
