@@ -271,8 +271,16 @@ func (ca *ClaimAttribution) holm() {
 		}
 	}
 	if m > 0 {
-		ca.HolmFamily = fmt.Sprintf("Holm over this claim's %d McNemar tests (%d steps, %d variants)", m, len(ca.Steps), len(ca.Sensitivity))
+		ca.HolmFamily = fmt.Sprintf("Holm over this claim's %d McNemar tests (%s, %s)", m, plural(len(ca.Steps), "step"), plural(len(ca.Sensitivity), "variant"))
 	}
+}
+
+// plural counts things: "1 step", "3 steps".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 func (o AttributionOptions) level() float64 {

@@ -28,7 +28,7 @@ func TestAttributionString(t *testing.T) {
 			{Name: "chat template on", Kind: "run", Value: 0.335, Delta: 0.06, CILow: 0.03, CIHigh: 0.095, P: 0.0005, PHolm: 0.001},
 		},
 		Sensitivity: []analysis.Sensitivity{{Change: "apply_chat_template=true", Value: 0.33, Delta: 0.065, CILow: 0.035, CIHigh: 0.1, P: 0.0002, PHolm: 0.0006}},
-		HolmFamily:  "Holm over this claim's 3 McNemar tests (2 steps, 1 variants)",
+		HolmFamily:  "Holm over this claim's 3 McNemar tests (2 steps, 1 variant)",
 		Settings:    []analysis.SettingRow{{Setting: "num_fewshot", Card: "8", Baseline: "5", Final: "8", Match: true}, {Setting: "system_instruction", Card: "Be brief.", Match: false}},
 		Shapley:     []analysis.ShapleyValue{{Setting: "8-shot", Value: 0.0075, CILow: -0.001, CIHigh: 0.02}, {Setting: "chat template on", Value: 0.0625, CILow: 0.03, CIHigh: 0.09}},
 		Interaction: &interaction,

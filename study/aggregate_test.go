@@ -224,7 +224,7 @@ func TestFactorialPlannedAndAttributed(t *testing.T) {
 			t.Errorf("%s: Holm p %v, want %v (raw %v)", st.Name, st.PHolm, adj[i], st.P)
 		}
 	}
-	if c.Sensitivity[0].PHolm != adj[3] || c.HolmFamily != "Holm over this claim's 4 McNemar tests (3 steps, 1 variants)" {
+	if c.Sensitivity[0].PHolm != adj[3] || c.HolmFamily != "Holm over this claim's 4 McNemar tests (3 steps, 1 variant)" {
 		t.Errorf("variant Holm p %v, want %v; family %q", c.Sensitivity[0].PHolm, adj[3], c.HolmFamily)
 	}
 	// fewshot_as_multiturn is stated by the card and run by no step.
