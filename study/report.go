@@ -279,7 +279,7 @@ td.num,th.num{text-align:right}th{background:#f6f8fa}
 <table class="shapley"><thead><tr><th>setting</th><th class="num">share of the total effect</th><th class="num">95 % CI</th></tr></thead><tbody>{{range $c.Shapley}}<tr><td>{{.Setting}}</td><td class="num" data-value="{{raw .Value}}">{{dpts .Value}}</td><td class="num" data-lo="{{raw .CILow}}" data-hi="{{raw .CIHigh}}">[{{dpts .CILow}}, {{dpts .CIHigh}}]</td></tr>{{end}}
 <tr><td>interaction (carried by no single setting)</td><td class="num">{{dpts (deref $c.Interaction)}}</td><td></td></tr></tbody></table>{{end}}
 {{with $c.Comparison}}<h3>Baseline → last run ({{$c.FinalRun}}), question by question</h3>
-<p class="muted">Both runs under the claim's filter ({{.Filter}}); the final score above also applies the re-scoring steps.</p>
+<p class="muted">Both runs under the claim's filter ({{.Filter}}); the final score above also applies the re-scoring steps.{{if gt $c.Members 1}} Every document counts the same here (the micro mean), whatever the claim's aggregate.{{end}}</p>
 <table class="comparison"><tbody>
 <tr><td>documents</td><td class="num">{{.N}}</td></tr>
 <tr><td>baseline → last run</td><td class="num">{{pts .A}} → {{pts .B}} (Δ {{dpts .Delta}})</td></tr>
@@ -338,7 +338,7 @@ Sensitivity (one change from the baseline):
 {{end}}{{end}}{{if $c.Shapley}}
 Shapley attribution: {{range $c.Shapley}}{{.Setting}} {{dpts .Value}} [{{dpts .CILow}}, {{dpts .CIHigh}}]; {{end}}interaction {{dpts (deref $c.Interaction)}}.
 {{end}}{{with $c.Comparison}}
-Baseline → last run ({{$c.FinalRun}}), question by question, both under the claim's filter ({{.Filter}}):
+Baseline → last run ({{$c.FinalRun}}), question by question, both under the claim's filter ({{.Filter}}){{if gt $c.Members 1}}, every document counting the same (the micro mean){{end}}:
 
 | | |
 |---|---:|
