@@ -1,6 +1,10 @@
 package analysis
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"strings"
+)
 
 // Attribution explains, for each claim of a model card, the road from the
 // card's number to the reproduction: baseline run, each cumulative setting
@@ -19,11 +23,32 @@ func (a *Attribution) UnmarshalJSON(b []byte) error {
 	return unmarshalNaN(b, (*attribution)(a))
 }
 
+// Aggregate is how a score averages the documents of a group's members.
+// For a plain task the two are the same number.
+type Aggregate string
+
+const (
+	// Micro is the mean over all documents, each member weighted by its
+	// size: lm-eval's group score (weight_by_size: true, as mmlu).
+	Micro Aggregate = "micro"
+	// Macro is the mean of the members' means, each member (each of MMLU's
+	// 57 subjects) counting the same: what model cards usually report for
+	// MMLU ("macro_avg/acc").
+	Macro Aggregate = "macro"
+)
+
 // ClaimAttribution is the attribution of one claimed number.
 type ClaimAttribution struct {
 	Task   string `json:"task"`
 	Metric string `json:"metric"`
 	Filter string `json:"filter"`
+	// Aggregate is the average every score below is: the claim's, or micro
+	// when the claim states none (AggregateStated false). Members is the
+	// number of member tasks a group's documents belong to (0 for a plain
+	// task).
+	Aggregate       Aggregate `json:"aggregate"`
+	AggregateStated bool      `json:"aggregate_stated"`
+	Members         int       `json:"members,omitempty"`
 	// Card is the number the model card claims; Baseline the first run's,
 	// Final the last step's.
 	Card     float64 `json:"card"`
@@ -36,13 +61,20 @@ type ClaimAttribution struct {
 	UnexplainedCIHigh float64           `json:"unexplained_ci_high"`
 	Steps             []AttributionStep `json:"steps"`
 	Sensitivity       []Sensitivity     `json:"sensitivity"`
+	// HolmFamily says over which tests the PHolm of the steps and variants
+	// is adjusted: all of this claim's step and variant tests together.
+	HolmFamily string `json:"holm_family,omitempty"`
+	// Settings compares the settings the card states for the claim with
+	// the baseline's and the final run's.
+	Settings []SettingRow `json:"settings"`
 	// Shapley holds the order-independent attribution when the runs form a
 	// full factorial over the settings (nil otherwise), and Interaction the
 	// part of the total effect no single setting carries.
 	Shapley     []ShapleyValue `json:"shapley,omitempty"`
 	Interaction *float64       `json:"interaction,omitempty"`
 	// Statement says in a sentence what the attribution shows, including
-	// whether the unexplained residual is significant.
+	// whether the unexplained residual is significant and which of the
+	// card's settings the final run does not have.
 	Statement string `json:"statement,omitempty"`
 }
 
@@ -52,12 +84,14 @@ type AttributionStep struct {
 	Name string `json:"name"`
 	Kind string `json:"kind"` // "run" or "rescore"
 	// Value is the score after the step, Delta its change from the
-	// previous step, with the paired CI and McNemar p of that change.
+	// previous step, with the paired CI and McNemar p of that change, and
+	// that p Holm-adjusted over the claim's family (HolmFamily).
 	Value  float64 `json:"value"`
 	Delta  float64 `json:"delta"`
 	CILow  float64 `json:"ci_low"`
 	CIHigh float64 `json:"ci_high"`
 	P      float64 `json:"p"`
+	PHolm  float64 `json:"p_holm"`
 }
 
 // Sensitivity is one variant: a single change from the baseline.
@@ -68,18 +102,39 @@ type Sensitivity struct {
 	CILow  float64 `json:"ci_low"`
 	CIHigh float64 `json:"ci_high"`
 	P      float64 `json:"p"`
+	PHolm  float64 `json:"p_holm"`
 }
 
-// ShapleyValue is one setting's order-independent share of the total effect.
+// ShapleyValue is one setting's order-independent share of the total
+// effect, with its paired bootstrap CI: documents resampled jointly across
+// all the factorial's runs.
 type ShapleyValue struct {
 	Setting string  `json:"setting"`
 	Value   float64 `json:"value"`
+	CILow   float64 `json:"ci_low"`
+	CIHigh  float64 `json:"ci_high"`
+}
+
+// SettingRow is one setting the card states, beside what the baseline and
+// the final run ran with ("" where a run leaves it to lm-eval or the task).
+type SettingRow struct {
+	Setting  string `json:"setting"`
+	Card     string `json:"card"`
+	Baseline string `json:"baseline"`
+	Final    string `json:"final"`
+	// Match is whether the final run has the card's value.
+	Match bool `json:"match"`
 }
 
 // ClaimSpec is the claimed number an attribution explains.
 type ClaimSpec struct {
 	Task, Metric, Filter string
 	Card                 float64
+	// Aggregate is the claim's average; "" when the claim states none:
+	// micro, lm-eval's, and the statement says so for a group.
+	Aggregate Aggregate
+	// Settings are the card's settings beside the runs'.
+	Settings []SettingRow
 }
 
 // PathPoint is the claim's scores after one step of the path: the baseline
@@ -96,9 +151,9 @@ type VariantPoint struct {
 	Series *Series
 }
 
-// FactorialPoint is the claim's scores with a subset of the path's run
-// steps applied: bit i of Mask is run step i (in path order, rescore steps
-// not counted).
+// FactorialPoint is the claim's scores with a subset of the factorial's
+// settings applied: bit i of Mask is setting i of the names passed to
+// AttributeClaim.
 type FactorialPoint struct {
 	Mask   uint
 	Series *Series
@@ -117,44 +172,115 @@ type AttributionOptions struct {
 // cumulative step (Δ, paired CI and McNemar p of each change), the residual
 // between the card and the final score, the one-change sensitivity of the
 // variants, and, when factorial holds every subset of the (at most four)
-// run steps, the Shapley attribution with the interaction.
+// settings named by steps, the Shapley attribution with the interaction.
+//
+// Every score is the claim's aggregate. Under macro, a paired CI is the
+// bootstrap of Σ wᵢ(bᵢ − aᵢ) with per-document weights wᵢ = 1/(n_m·M) on the
+// common documents (n_m of document i's member, M members), documents
+// resampled with replacement; the final run's CI is the CLT interval with
+// the members as strata. The McNemar p stays a test on the documents: it
+// asks whether the documents that flip from right to wrong and from wrong
+// to right are equally many, each document counting once, which is the
+// micro question; under macro it is a check on the direction of the
+// change, not a test of the macro Δ.
+//
+// The p-values of the steps and variants are Holm-adjusted together, one
+// family per claim.
 func AttributeClaim(claim ClaimSpec, path []PathPoint, variants []VariantPoint, steps []string, factorial []FactorialPoint, opts AttributionOptions) (ClaimAttribution, error) {
 	copts := CompareOptions{Resamples: opts.Resamples, Level: opts.Level, Seed: opts.Seed, Intersect: opts.Intersect}
-	ca := ClaimAttribution{Task: claim.Task, Metric: claim.Metric, Filter: claim.Filter, Card: claim.Card, Steps: []AttributionStep{}, Sensitivity: []Sensitivity{}}
+	ca := ClaimAttribution{Task: claim.Task, Metric: claim.Metric, Filter: claim.Filter, Card: claim.Card,
+		Aggregate: claim.Aggregate, AggregateStated: claim.Aggregate != "",
+		Steps: []AttributionStep{}, Sensitivity: []Sensitivity{}, Settings: claim.Settings}
+	if ca.Settings == nil {
+		ca.Settings = []SettingRow{}
+	}
+	if ca.Aggregate == "" {
+		ca.Aggregate = Micro
+	}
+	if ca.Aggregate != Micro && ca.Aggregate != Macro {
+		return ca, fmt.Errorf("attribution of %s: aggregate %q is neither %s nor %s", claim.Task, ca.Aggregate, Micro, Macro)
+	}
 	if len(path) == 0 {
 		return ca, fmt.Errorf("attribution of %s: no baseline", claim.Task)
 	}
-	ca.Baseline = path[0].Series.Mean()
+	if m := len(memberSizes(docTasks(path[0].Series.Docs))); m > 1 {
+		ca.Members = m
+	}
+	agg := ca.Aggregate
+	ca.Baseline = aggregateMean(path[0].Series, agg)
 	for i := 1; i < len(path); i++ {
-		p, err := pairedSeries(path[i-1].Series, path[i].Series, copts)
+		c, err := pairedAggregate(path[i-1].Series, path[i].Series, agg, copts)
 		if err != nil {
 			return ca, fmt.Errorf("step %q: %w", path[i].Name, err)
 		}
-		ca.Steps = append(ca.Steps, AttributionStep{Name: path[i].Name, Kind: path[i].Kind, Value: p.B, Delta: p.Delta, CILow: p.CILow, CIHigh: p.CIHigh, P: p.McNemarP})
+		ca.Steps = append(ca.Steps, AttributionStep{Name: path[i].Name, Kind: path[i].Kind, Value: c.value, Delta: c.delta, CILow: c.lo, CIHigh: c.hi, P: c.p})
 	}
 	final := path[len(path)-1].Series
-	ca.Final = final.Mean()
+	ca.Final = aggregateMean(final, agg)
 	ca.Unexplained = ca.Card - ca.Final
-	lo, hi := finalInterval(final, copts)
+	lo, hi := finalInterval(final, agg, copts)
 	ca.UnexplainedCILow, ca.UnexplainedCIHigh = ca.Card-hi, ca.Card-lo
 	for _, v := range variants {
-		p, err := pairedSeries(path[0].Series, v.Series, copts)
+		c, err := pairedAggregate(path[0].Series, v.Series, agg, copts)
 		if err != nil {
 			return ca, fmt.Errorf("variant %q: %w", v.Change, err)
 		}
-		ca.Sensitivity = append(ca.Sensitivity, Sensitivity{Change: v.Change, Value: p.B, Delta: p.Delta, CILow: p.CILow, CIHigh: p.CIHigh, P: p.McNemarP})
+		ca.Sensitivity = append(ca.Sensitivity, Sensitivity{Change: v.Change, Value: c.value, Delta: c.delta, CILow: c.lo, CIHigh: c.hi, P: c.p})
 	}
+	ca.holm()
 	if k := len(steps); k > 0 && k <= 4 && len(factorial) > 0 {
-		values := map[uint]float64{}
+		corners := map[uint]*Series{}
 		for _, f := range factorial {
-			values[f.Mask] = f.Series.Mean()
+			corners[f.Mask] = f.Series
 		}
-		if len(values) == 1<<k {
-			ca.Shapley, ca.Interaction = shapley(steps, values)
+		if len(corners) == 1<<k {
+			var err error
+			ca.Shapley, ca.Interaction, err = shapley(steps, corners, agg, copts)
+			if err != nil {
+				return ca, fmt.Errorf("shapley attribution: %w", err)
+			}
 		}
 	}
-	ca.Statement = statement(ca, opts.level())
+	var macroFinal float64
+	if !ca.AggregateStated && ca.Members > 1 {
+		macroFinal = aggregateMean(final, Macro)
+	}
+	ca.Statement = statement(ca, opts.level(), len(final.Values), macroFinal)
 	return ca, nil
+}
+
+// holm adjusts the claim's step and variant p-values as one family.
+func (ca *ClaimAttribution) holm() {
+	var ps []float64
+	for _, s := range ca.Steps {
+		ps = append(ps, s.P)
+	}
+	for _, s := range ca.Sensitivity {
+		ps = append(ps, s.P)
+	}
+	adj := HolmAdjust(ps)
+	m := 0
+	for i, p := range adj {
+		if !math.IsNaN(p) {
+			m++
+		}
+		if i < len(ca.Steps) {
+			ca.Steps[i].PHolm = p
+		} else {
+			ca.Sensitivity[i-len(ca.Steps)].PHolm = p
+		}
+	}
+	if m > 0 {
+		ca.HolmFamily = fmt.Sprintf("Holm over this claim's %d McNemar tests (%s, %s)", m, plural(len(ca.Steps), "step"), plural(len(ca.Sensitivity), "variant"))
+	}
+}
+
+// plural counts things: "1 step", "3 steps".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 func (o AttributionOptions) level() float64 {
@@ -164,18 +290,142 @@ func (o AttributionOptions) level() float64 {
 	return 0.95
 }
 
-// pairedSeries pairs two series by document and compares them.
-func pairedSeries(a, b *Series, opts CompareOptions) (Paired, error) {
+// change is a paired comparison in the claim's aggregate.
+type change struct{ value, delta, lo, hi, p float64 }
+
+// pairedAggregate pairs two series by document and compares them in the
+// aggregate: micro is PairedStats; macro weighs each common document by
+// 1/(n_m·M) (see AttributeClaim).
+func pairedAggregate(a, b *Series, agg Aggregate, opts CompareOptions) (change, error) {
 	av, bv, _, err := pairSeries(a, b, opts.Intersect)
 	if err != nil {
-		return Paired{}, err
+		return change{}, err
 	}
-	return PairedStats(av, bv, opts.resamples(), opts.level(), opts.Seed)
+	tasks := commonTasks(a, b)
+	macro := agg == Macro && len(memberSizes(tasks)) > 1
+	resamples := opts.resamples()
+	if macro {
+		resamples = 1 // only the counts and McNemar are used
+	}
+	p, err := PairedStats(av, bv, resamples, opts.level(), opts.Seed)
+	if err != nil {
+		return change{}, err
+	}
+	if !macro {
+		return change{p.B, p.Delta, p.CILow, p.CIHigh, p.McNemarP}, nil
+	}
+	w := macroWeights(tasks)
+	n := float64(len(av))
+	x := make([]float64, len(av))
+	for i := range av {
+		x[i] = n * w[i] * (bv[i] - av[i])
+	}
+	lo, hi := percentileInterval(meanReplicates(x, opts.resamples(), opts.Seed), opts.level())
+	ma, mb := macroMean(av, tasks), macroMean(bv, tasks)
+	return change{mb, mb - ma, lo, hi, p.McNemarP}, nil
+}
+
+// docTasks is the member task of each document ("" in a plain task's
+// series).
+func docTasks(docs []DocRef) []string {
+	out := make([]string, len(docs))
+	for i, d := range docs {
+		out[i] = d.Task
+	}
+	return out
+}
+
+// commonTasks is the member task of each document a and b have in common,
+// in the order pairSeries pairs them.
+func commonTasks(a, b *Series) []string {
+	type key struct {
+		task string
+		id   int
+	}
+	in := make(map[key]bool, len(b.Docs))
+	for _, d := range b.Docs {
+		in[key{d.Task, d.DocID}] = true
+	}
+	var out []string
+	for _, d := range a.Docs {
+		if in[key{d.Task, d.DocID}] {
+			out = append(out, d.Task)
+		}
+	}
+	return out
+}
+
+// memberSizes counts the documents of each member task.
+func memberSizes(tasks []string) map[string]int {
+	m := map[string]int{}
+	for _, t := range tasks {
+		m[t]++
+	}
+	return m
+}
+
+// macroWeights is each document's weight in the macro mean, 1/(n_m·M).
+func macroWeights(tasks []string) []float64 {
+	sizes := memberSizes(tasks)
+	w := make([]float64, len(tasks))
+	for i, t := range tasks {
+		w[i] = 1 / (float64(sizes[t]) * float64(len(sizes)))
+	}
+	return w
+}
+
+// members splits values by member task, in the order members first occur.
+func members(values []float64, tasks []string) (names []string, byMember map[string][]float64) {
+	byMember = map[string][]float64{}
+	for i, t := range tasks {
+		if _, ok := byMember[t]; !ok {
+			names = append(names, t)
+		}
+		byMember[t] = append(byMember[t], values[i])
+	}
+	return names, byMember
+}
+
+// macroMean is the mean of the member means.
+func macroMean(values []float64, tasks []string) float64 {
+	names, by := members(values, tasks)
+	sum := 0.0
+	for _, n := range names {
+		sum += mean(by[n])
+	}
+	return sum / float64(len(names))
+}
+
+// aggregateMean is the series' score in the aggregate: lm-eval's mean of
+// the documents (micro, or a plain task), or the mean of the member means.
+func aggregateMean(s *Series, agg Aggregate) float64 {
+	tasks := docTasks(s.Docs)
+	if agg != Macro || len(memberSizes(tasks)) <= 1 {
+		return s.Mean()
+	}
+	return macroMean(s.Values, tasks)
 }
 
 // finalInterval is the CI of the final score: Wilson for 0/1 scores, the
-// CLT interval otherwise.
-func finalInterval(s *Series, opts CompareOptions) (lo, hi float64) {
+// CLT interval otherwise; under macro the CLT interval with the members as
+// strata (MacroMicro).
+func finalInterval(s *Series, agg Aggregate, opts CompareOptions) (lo, hi float64) {
+	tasks := docTasks(s.Docs)
+	if agg == Macro && len(memberSizes(tasks)) > 1 {
+		names, by := members(s.Values, tasks)
+		var means, ses []float64
+		var sizes []int
+		for _, n := range names {
+			means = append(means, mean(by[n]))
+			ses = append(ses, MeanStderr(by[n], s.Kind, Naive))
+			sizes = append(sizes, len(by[n]))
+		}
+		av, err := MacroMicro(means, ses, sizes)
+		if err != nil {
+			return math.NaN(), math.NaN()
+		}
+		return CLTInterval(av.Macro, av.MacroStderr, opts.level())
+	}
 	if s.Binary() {
 		k := 0
 		for _, v := range s.Values {
@@ -189,10 +439,29 @@ func finalInterval(s *Series, opts CompareOptions) (lo, hi float64) {
 }
 
 // shapley returns each setting's Shapley value over the 2^k runs of a full
-// factorial, and the interaction: the part of the total effect that the
-// one-at-a-time effects do not add up to.
-func shapley(names []string, v map[uint]float64) ([]ShapleyValue, *float64) {
+// factorial, with its paired bootstrap CI, and the interaction: the part of
+// the total effect that the one-at-a-time effects do not add up to.
+//
+// The runs are paired on their common documents. Each Shapley value is a
+// weighted sum of differences between runs, so it is the aggregate of a
+// per-document contribution yᵢ; every value's CI resamples the same
+// documents (one seed, one draw of indices for all of them), so the runs
+// move together as the documents do.
+func shapley(names []string, corners map[uint]*Series, agg Aggregate, opts CompareOptions) ([]ShapleyValue, *float64, error) {
 	k := len(names)
+	x, tasks, err := commonCorners(corners, k, opts.Intersect)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := len(tasks)
+	w := make([]float64, n)
+	if agg == Macro && len(memberSizes(tasks)) > 1 {
+		w = macroWeights(tasks)
+	} else {
+		for j := range w {
+			w[j] = 1 / float64(n)
+		}
+	}
 	fact := func(n int) float64 {
 		f := 1.0
 		for i := 2; i <= n; i++ {
@@ -200,24 +469,98 @@ func shapley(names []string, v map[uint]float64) ([]ShapleyValue, *float64) {
 		}
 		return f
 	}
+	// estimate is the aggregate of a per-document contribution and its CI.
+	estimate := func(y []float64) (v, lo, hi float64) {
+		scaled := make([]float64, n)
+		for j := range y {
+			v += w[j] * y[j]
+			scaled[j] = float64(n) * w[j] * y[j]
+		}
+		lo, hi = percentileInterval(meanReplicates(scaled, opts.resamples(), opts.Seed), opts.level())
+		return v, lo, hi
+	}
 	out := make([]ShapleyValue, k)
-	mainSum := 0.0
+	inter := make([]float64, n)
+	for j := range inter {
+		inter[j] = x[1<<k-1][j] - x[0][j]
+	}
 	for i := 0; i < k; i++ {
 		bit := uint(1) << i
-		phi := 0.0
+		y := make([]float64, n)
 		for s := uint(0); s < 1<<k; s++ {
 			if s&bit != 0 {
 				continue
 			}
 			size := bitsSet(s)
-			w := fact(size) * fact(k-size-1) / fact(k)
-			phi += w * (v[s|bit] - v[s])
+			c := fact(size) * fact(k-size-1) / fact(k)
+			for j := range y {
+				y[j] += c * (x[s|bit][j] - x[s][j])
+			}
 		}
-		out[i] = ShapleyValue{Setting: names[i], Value: phi}
-		mainSum += v[bit] - v[0]
+		v, lo, hi := estimate(y)
+		out[i] = ShapleyValue{Setting: names[i], Value: v, CILow: lo, CIHigh: hi}
+		for j := range inter {
+			inter[j] -= x[bit][j] - x[0][j]
+		}
 	}
-	inter := v[1<<k-1] - v[0] - mainSum
-	return out, &inter
+	iv := 0.0
+	for j := range inter {
+		iv += w[j] * inter[j]
+	}
+	return out, &iv, nil
+}
+
+// commonCorners pairs the factorial's runs on their common documents: the
+// values of each corner on them, in the order of corner 0, and each
+// document's member task.
+func commonCorners(corners map[uint]*Series, k int, intersect bool) (map[uint][]float64, []string, error) {
+	type key struct {
+		task string
+		id   int
+	}
+	index := make([]map[key]int, 1<<k)
+	for m := uint(0); m < 1<<k; m++ {
+		s := corners[m]
+		index[m] = make(map[key]int, len(s.Docs))
+		for i, d := range s.Docs {
+			index[m][key{d.Task, d.DocID}] = i
+		}
+	}
+	base := corners[0]
+	var keep []int
+	for i, d := range base.Docs {
+		all := true
+		for m := uint(1); m < 1<<k && all; m++ {
+			_, all = index[m][key{d.Task, d.DocID}]
+		}
+		if all {
+			keep = append(keep, i)
+		}
+	}
+	for m := uint(0); m < 1<<k; m++ {
+		if len(corners[m].Docs) != len(keep) && !intersect {
+			return nil, nil, fmt.Errorf("%w: %s was scored on different documents in the factorial's runs (%d in %s, %d in all of them): compare the common ones with --intersect",
+				ErrNotPaired, base.Task, len(corners[m].Docs), corners[m].File.Path, len(keep))
+		}
+	}
+	if len(keep) == 0 {
+		return nil, nil, fmt.Errorf("%w: %s has no document in common across the factorial's runs", ErrNotPaired, base.Task)
+	}
+	x := map[uint][]float64{}
+	tasks := make([]string, len(keep))
+	for j, i := range keep {
+		tasks[j] = base.Docs[i].Task
+	}
+	for m := uint(0); m < 1<<k; m++ {
+		s := corners[m]
+		v := make([]float64, len(keep))
+		for j, i := range keep {
+			d := base.Docs[i]
+			v[j] = s.Values[index[m][key{d.Task, d.DocID}]]
+		}
+		x[m] = v
+	}
+	return x, tasks, nil
 }
 
 func bitsSet(x uint) int {
@@ -228,11 +571,23 @@ func bitsSet(x uint) int {
 	return n
 }
 
-// statement says in one sentence what the attribution found.
-func statement(ca ClaimAttribution, level float64) string {
+// statement says in one sentence what the attribution found: the
+// aggregate, the path, whether the residual is significant, which of the
+// card's settings the final run does not have. n is the final run's
+// documents, macroFinal its macro mean (shown when a group's claim states
+// no aggregate).
+func statement(ca ClaimAttribution, level float64, n int, macroFinal float64) string {
 	pts := func(x float64) string { return fmt.Sprintf("%.1f", 100*x) }
-	s := fmt.Sprintf("%s %s (%s): card %s, baseline %s, final %s after %d steps", ca.Task, ca.Metric, ca.Filter,
-		pts(ca.Card), pts(ca.Baseline), pts(ca.Final), len(ca.Steps))
+	s := fmt.Sprintf("%s %s (%s)", ca.Task, ca.Metric, ca.Filter)
+	if ca.Members > 1 {
+		switch {
+		case ca.Aggregate == Macro:
+			s += fmt.Sprintf(", macro mean over %d members", ca.Members)
+		case ca.AggregateStated:
+			s += fmt.Sprintf(", micro mean over %d documents", n)
+		}
+	}
+	s += fmt.Sprintf(": card %s, baseline %s, final %s after %d steps", pts(ca.Card), pts(ca.Baseline), pts(ca.Final), len(ca.Steps))
 	switch {
 	case ca.UnexplainedCILow > 0:
 		s += fmt.Sprintf("; the reproduction stays %s pts below the card (%.0f%% CI %s to %s): not explained by these steps",
@@ -244,5 +599,58 @@ func statement(ca ClaimAttribution, level float64) string {
 		s += fmt.Sprintf("; the remaining %s pts are within the final run's noise (%.0f%% CI %s to %s)",
 			pts(ca.Unexplained), 100*level, pts(ca.UnexplainedCILow), pts(ca.UnexplainedCIHigh))
 	}
+	var card, final []string
+	for _, r := range ca.Settings {
+		if !r.Match {
+			card = append(card, settingPhrase(r.Setting, r.Card))
+			final = append(final, settingPhrase(r.Setting, r.Final))
+		}
+	}
+	if len(card) > 0 {
+		s += fmt.Sprintf("; the final run differs from the card's settings (card: %s; final run: %s)", strings.Join(card, ", "), strings.Join(final, ", "))
+	}
+	if ca.Members > 1 && !ca.AggregateStated {
+		s += fmt.Sprintf("; the claim states no aggregate: these are lm-eval's micro means over the documents of %d members (the final run's macro mean, over members, is %s)",
+			ca.Members, pts(macroFinal))
+	}
 	return s + "."
+}
+
+// settingPhrase says a setting's value in words: "8-shot", "chat template",
+// "no template", "dtype bfloat16".
+func settingPhrase(setting, value string) string {
+	unset := value == ""
+	switch setting {
+	case "num_fewshot":
+		if unset {
+			return "the task's default shots"
+		}
+		return value + "-shot"
+	case "apply_chat_template":
+		switch value {
+		case "", "false":
+			return "no template"
+		case "true":
+			return "chat template"
+		}
+		return "chat template " + value
+	case "fewshot_as_multiturn":
+		if value == "true" {
+			return "few-shot as turns"
+		}
+		return "few-shot in one turn"
+	case "system_instruction":
+		if unset {
+			return "no system instruction"
+		}
+		return fmt.Sprintf("system instruction %q", value)
+	}
+	name := setting
+	if i := strings.LastIndexByte(setting, '.'); i >= 0 {
+		name = setting[i+1:]
+	}
+	if unset {
+		return name + " unset"
+	}
+	return name + " " + value
 }

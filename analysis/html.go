@@ -308,21 +308,35 @@ func (fr *FailureReport) HTML() string {
 	return b.String()
 }
 
+// aggregateCaption names the claim's aggregate for a table caption.
+func (ca ClaimAttribution) aggregateCaption() string {
+	switch {
+	case ca.Members <= 1:
+		return ""
+	case ca.Aggregate == Macro:
+		return fmt.Sprintf(", macro mean over %d members", ca.Members)
+	case ca.AggregateStated:
+		return ", micro mean over the documents"
+	}
+	return ", micro mean over the documents (the claim states no aggregate)"
+}
+
 // StepTable is the attribution path of one claim, in points: baseline,
-// each step, final, card and the unexplained rest.
+// each step, final, card and the unexplained rest, with each step's raw
+// and Holm-adjusted McNemar p.
 func (ca ClaimAttribution) StepTable() HTMLTable {
 	t := HTMLTable{
-		Caption: fmt.Sprintf("%s %s (%s), points", ca.Task, ca.Metric, ca.Filter),
-		Head:    []string{"step", "kind", "score", "Δ", "95 % CI", "McNemar p"},
-		Numeric: numeric(2, 3, 4, 5),
+		Caption: fmt.Sprintf("%s %s (%s)%s, points", ca.Task, ca.Metric, ca.Filter, ca.aggregateCaption()),
+		Head:    []string{"step", "kind", "score", "Δ", "95 % CI", "McNemar p", "Holm p"},
+		Numeric: numeric(2, 3, 4, 5, 6),
 	}
-	t.Rows = append(t.Rows, []string{"card", "", points(ca.Card), "", "", ""},
-		[]string{"baseline", "run", points(ca.Baseline), "", "", ""})
+	t.Rows = append(t.Rows, []string{"card", "", points(ca.Card), "", "", "", ""},
+		[]string{"baseline", "run", points(ca.Baseline), "", "", "", ""})
 	for _, st := range ca.Steps {
-		t.Rows = append(t.Rows, []string{st.Name, st.Kind, points(st.Value), signedPoints(st.Delta), ciPoints(st.CILow, st.CIHigh), pValue(st.P)})
+		t.Rows = append(t.Rows, []string{st.Name, st.Kind, points(st.Value), signedPoints(st.Delta), ciPoints(st.CILow, st.CIHigh), pValue(st.P), pValue(st.PHolm)})
 	}
-	t.Rows = append(t.Rows, []string{"final", "", points(ca.Final), signedPoints(ca.Final - ca.Baseline), "", ""},
-		[]string{"unexplained (card − final)", "", "", signedPoints(ca.Unexplained), ciPoints(ca.UnexplainedCILow, ca.UnexplainedCIHigh), ""})
+	t.Rows = append(t.Rows, []string{"final", "", points(ca.Final), signedPoints(ca.Final - ca.Baseline), "", "", ""},
+		[]string{"unexplained (card − final)", "", "", signedPoints(ca.Unexplained), ciPoints(ca.UnexplainedCILow, ca.UnexplainedCIHigh), "", ""})
 	return t
 }
 
@@ -330,39 +344,66 @@ func (ca ClaimAttribution) StepTable() HTMLTable {
 func (ca ClaimAttribution) SensitivityTable() HTMLTable {
 	t := HTMLTable{
 		Caption: "sensitivity: one change from the baseline each",
-		Head:    []string{"change", "score", "Δ from baseline", "95 % CI", "McNemar p"},
-		Numeric: numeric(1, 2, 3, 4),
+		Head:    []string{"change", "score", "Δ from baseline", "95 % CI", "McNemar p", "Holm p"},
+		Numeric: numeric(1, 2, 3, 4, 5),
 	}
 	for _, s := range ca.Sensitivity {
-		t.Rows = append(t.Rows, []string{s.Change, points(s.Value), signedPoints(s.Delta), ciPoints(s.CILow, s.CIHigh), pValue(s.P)})
+		t.Rows = append(t.Rows, []string{s.Change, points(s.Value), signedPoints(s.Delta), ciPoints(s.CILow, s.CIHigh), pValue(s.P), pValue(s.PHolm)})
+	}
+	return t
+}
+
+// SettingsTable is the settings the card states for the claim beside the
+// baseline's and the final run's; "–" where a run leaves the setting to
+// lm-eval or the task.
+func (ca ClaimAttribution) SettingsTable() HTMLTable {
+	t := HTMLTable{Caption: "settings: the card's against the runs'", Head: []string{"setting", "card", "baseline", "final run", "match"}}
+	dash := func(s string) string {
+		if s == "" {
+			return "–"
+		}
+		return s
+	}
+	for _, r := range ca.Settings {
+		match := "yes"
+		if !r.Match {
+			match = "NO"
+		}
+		t.Rows = append(t.Rows, []string{r.Setting, dash(r.Card), dash(r.Baseline), dash(r.Final), match})
 	}
 	return t
 }
 
 // ShapleyTable is the order-independent attribution of a full factorial,
-// in points, with the interaction no single setting carries; no rows
-// otherwise.
+// in points, each value with its paired bootstrap CI, and the interaction
+// no single setting carries; no rows otherwise.
 func (ca ClaimAttribution) ShapleyTable() HTMLTable {
-	t := HTMLTable{Caption: "Shapley attribution (order-independent), points", Head: []string{"setting", "share of the total effect"}, Numeric: numeric(1)}
+	t := HTMLTable{Caption: "Shapley attribution (order-independent), points", Head: []string{"setting", "share of the total effect", "95 % CI"}, Numeric: numeric(1, 2)}
 	for _, v := range ca.Shapley {
-		t.Rows = append(t.Rows, []string{v.Setting, signedPoints(v.Value)})
+		t.Rows = append(t.Rows, []string{v.Setting, signedPoints(v.Value), ciPoints(v.CILow, v.CIHigh)})
 	}
 	if ca.Interaction != nil {
-		t.Rows = append(t.Rows, []string{"interaction (no single setting)", signedPoints(*ca.Interaction)})
+		t.Rows = append(t.Rows, []string{"interaction (no single setting)", signedPoints(*ca.Interaction), ""})
 	}
 	return t
 }
 
-// HTML renders the claim's path, its sensitivity and, for a full
-// factorial, the Shapley attribution.
+// HTML renders the claim's path, its settings beside the card's, its
+// sensitivity and, for a full factorial, the Shapley attribution.
 func (ca ClaimAttribution) HTML() string {
 	var b strings.Builder
 	if ca.Statement != "" {
 		b.WriteString("<p>" + html.EscapeString(ca.Statement) + "</p>\n")
 	}
 	b.WriteString(ca.StepTable().HTML())
+	if len(ca.Settings) > 0 {
+		b.WriteString("\n" + ca.SettingsTable().HTML())
+	}
 	if len(ca.Sensitivity) > 0 {
 		b.WriteString("\n" + ca.SensitivityTable().HTML())
+	}
+	if ca.HolmFamily != "" {
+		b.WriteString("\n<p>Holm p: " + html.EscapeString(ca.HolmFamily) + ".</p>")
 	}
 	if len(ca.Shapley) > 0 {
 		b.WriteString("\n" + ca.ShapleyTable().HTML())

@@ -146,16 +146,23 @@ func (f Failure) targetLine() string {
 	return lines[len(lines)-1]
 }
 
-// String renders the claim as text: the statement, the path, the
-// sensitivity and, for a full factorial, the Shapley attribution.
+// String renders the claim as text: the statement, the path, the card's
+// settings beside the runs', the sensitivity, the Holm family and, for a
+// full factorial, the Shapley attribution.
 func (ca ClaimAttribution) String() string {
 	var b strings.Builder
 	if ca.Statement != "" {
 		b.WriteString(ca.Statement + "\n")
 	}
 	b.WriteString(ca.StepTable().String())
+	if len(ca.Settings) > 0 {
+		b.WriteString("\n" + ca.SettingsTable().String())
+	}
 	if len(ca.Sensitivity) > 0 {
 		b.WriteString("\n" + ca.SensitivityTable().String())
+	}
+	if ca.HolmFamily != "" {
+		b.WriteString("Holm p: " + ca.HolmFamily + ".\n")
 	}
 	if len(ca.Shapley) > 0 {
 		b.WriteString("\n" + ca.ShapleyTable().String())

@@ -24,11 +24,13 @@ func TestAttributionString(t *testing.T) {
 	factorial := analysis.ClaimAttribution{Task: "gsm8k", Metric: "exact_match", Filter: "strict-match", Card: 0.45, Baseline: 0.265, Final: 0.365,
 		Unexplained: 0.085, Statement: "gsm8k: 8.5 pts below the card.",
 		Steps: []analysis.AttributionStep{
-			{Name: "8-shot", Kind: "run", Value: 0.275, Delta: 0.01, CILow: 0, CIHigh: 0.025, P: 0.5},
-			{Name: "chat template on", Kind: "run", Value: 0.335, Delta: 0.06, CILow: 0.03, CIHigh: 0.095, P: 0.0005},
+			{Name: "8-shot", Kind: "run", Value: 0.275, Delta: 0.01, CILow: 0, CIHigh: 0.025, P: 0.5, PHolm: 0.5},
+			{Name: "chat template on", Kind: "run", Value: 0.335, Delta: 0.06, CILow: 0.03, CIHigh: 0.095, P: 0.0005, PHolm: 0.001},
 		},
-		Sensitivity: []analysis.Sensitivity{{Change: "apply_chat_template=true", Value: 0.33, Delta: 0.065, CILow: 0.035, CIHigh: 0.1, P: 0.0002}},
-		Shapley:     []analysis.ShapleyValue{{Setting: "8-shot", Value: 0.0075}, {Setting: "chat template on", Value: 0.0625}},
+		Sensitivity: []analysis.Sensitivity{{Change: "apply_chat_template=true", Value: 0.33, Delta: 0.065, CILow: 0.035, CIHigh: 0.1, P: 0.0002, PHolm: 0.0006}},
+		HolmFamily:  "Holm over this claim's 3 McNemar tests (2 steps, 1 variant)",
+		Settings:    []analysis.SettingRow{{Setting: "num_fewshot", Card: "8", Baseline: "5", Final: "8", Match: true}, {Setting: "system_instruction", Card: "Be brief.", Match: false}},
+		Shapley:     []analysis.ShapleyValue{{Setting: "8-shot", Value: 0.0075, CILow: -0.001, CIHigh: 0.02}, {Setting: "chat template on", Value: 0.0625, CILow: 0.03, CIHigh: 0.09}},
 		Interaction: &interaction,
 	}
 	path := analysis.ClaimAttribution{Task: "arc_easy", Metric: "acc", Filter: "none", Card: 0.8, Baseline: 0.7, Final: 0.7, Unexplained: 0.1,
@@ -43,19 +45,31 @@ func TestAttributionString(t *testing.T) {
 	if first < 0 || second < first || lines[first+1] != "gsm8k exact_match (strict-match), points" || lines[second+1] != "arc_easy acc (none), points" {
 		t.Fatalf("claims, each with its statement before its path:\n%s", s)
 	}
-	if i := lineMatching(lines, `^apply_chat_template=true +33\.00 +\+6\.50 +\[\+3\.50, \+10\.00\] +0\.0002$`); i < first || i > second {
-		t.Errorf("no sensitivity row in the first claim:\n%s", s)
+	if i := lineMatching(lines, `^apply_chat_template=true +33\.00 +\+6\.50 +\[\+3\.50, \+10\.00\] +0\.0002 +0\.0006$`); i < first || i > second {
+		t.Errorf("no sensitivity row with its Holm p in the first claim:\n%s", s)
+	}
+	if i := lineMatching(lines, `^chat template on +run +33\.50 +\+6\.00 +\[\+3\.00, \+9\.50\] +0\.0005 +0\.001$`); i < first || i > second {
+		t.Errorf("no step row with its Holm p in the first claim:\n%s", s)
+	}
+	if i := slices.Index(lines, "Holm p: "+factorial.HolmFamily+"."); i < first || i > second {
+		t.Errorf("no Holm family in the first claim:\n%s", s)
+	}
+	settings := slices.Index(lines, "settings: the card's against the runs'")
+	if settings < first || settings > second || !regexp.MustCompile(`^setting +card +baseline +final run +match$`).MatchString(lines[settings+1]) ||
+		!regexp.MustCompile(`^num_fewshot +8 +5 +8 +yes$`).MatchString(lines[settings+2]) ||
+		!regexp.MustCompile(`^system_instruction +Be brief\. +– +– +NO$`).MatchString(lines[settings+3]) {
+		t.Errorf("no settings table in the first claim:\n%s", s)
 	}
 	shapley := slices.Index(lines, "Shapley attribution (order-independent), points")
 	if shapley < first || shapley > second {
 		t.Fatalf("no Shapley table in the factorial claim:\n%s", s)
 	}
-	for i, want := range []string{`^setting +share of the total effect$`, `^8-shot +\+0\.75$`, `^chat template on +\+6\.25$`, `^interaction \(no single setting\) +-0\.50$`} {
+	for i, want := range []string{`^setting +share of the total effect +95 % CI$`, `^8-shot +\+0\.75 +\[-0\.10, \+2\.00\]$`, `^chat template on +\+6\.25 +\[\+3\.00, \+9\.00\]$`, `^interaction \(no single setting\) +-0\.50$`} {
 		if !regexp.MustCompile(want).MatchString(lines[shapley+1+i]) {
 			t.Errorf("Shapley line %d %q, want %s", i, lines[shapley+1+i], want)
 		}
 	}
-	if strings.Count(s, "Shapley") != 1 || strings.Count(s, "sensitivity:") != 1 {
+	if strings.Count(s, "Shapley") != 1 || strings.Count(s, "sensitivity:") != 1 || strings.Count(s, "settings:") != 1 || strings.Count(s, "Holm p:") != 1 {
 		t.Errorf("a Shapley or sensitivity table for the claim that has none:\n%s", s)
 	}
 	att.Simulated, att.Study = false, ""

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"reflect"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/harness"
@@ -65,8 +68,6 @@ func AttributeRuns(s *Study, runs map[string]*analysis.Scores, opts analysis.Att
 		}
 		path := []analysis.PathPoint{{Name: "baseline", Kind: "run", Series: base}}
 		current := plan[0]
-		var runSteps []string
-		var stepRuns []PlannedRun
 		for i, st := range s.Steps {
 			if st.Rescore == nil {
 				for _, pr := range plan {
@@ -74,8 +75,6 @@ func AttributeRuns(s *Study, runs map[string]*analysis.Scores, opts analysis.Att
 						current = pr
 					}
 				}
-				runSteps = append(runSteps, st.Name)
-				stepRuns = append(stepRuns, current)
 				ser, err := series(current, filter)
 				if err != nil {
 					return nil, fmt.Errorf("step %q: %w", st.Name, err)
@@ -106,12 +105,15 @@ func AttributeRuns(s *Study, runs map[string]*analysis.Scores, opts analysis.Att
 			}
 			variants = append(variants, analysis.VariantPoint{Change: pr.Label, Series: ser})
 		}
-		factorial := s.factorial(plan, func(pr PlannedRun) *analysis.Series {
-			ser, _ := series(pr, claim.Filter)
-			return ser
+		factorial, err := s.factorial(plan, func(pr PlannedRun) (*analysis.Series, error) {
+			return series(pr, claim.Filter)
 		})
-		ca, err := analysis.AttributeClaim(analysis.ClaimSpec{Task: claim.Task, Metric: claim.Metric, Filter: claim.Filter, Card: claim.Value},
-			path, variants, runSteps, factorial, opts)
+		if err != nil {
+			return nil, err
+		}
+		spec := analysis.ClaimSpec{Task: claim.Task, Metric: claim.Metric, Filter: claim.Filter, Card: claim.Value,
+			Aggregate: analysis.Aggregate(claim.Aggregate), Settings: claimSettings(claim, plan[0], final, runs)}
+		ca, err := analysis.AttributeClaim(spec, path, variants, s.factorialSteps(), factorial, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -156,41 +158,193 @@ func claimSeries(runs map[string]*analysis.Scores, pr PlannedRun, pos int, metri
 	return ser, nil
 }
 
-// factorial finds, for every subset of the run steps, a run whose settings
-// are the baseline with exactly those steps applied; it returns nil unless
-// all 2^k subsets (k ≤ 4) are there.
-func (s *Study) factorial(plan []PlannedRun, series func(PlannedRun) *analysis.Series) []analysis.FactorialPoint {
-	var sets []Settings
-	for _, st := range s.Steps {
-		if st.Rescore == nil {
-			sets = append(sets, st.Set)
-		}
-	}
-	k := len(sets)
+// factorial finds, for every subset of the factorial's steps (the study's
+// factorial, or else every run step), the run whose settings are the
+// baseline with exactly those steps applied. Without a factorial in the
+// study it returns nil unless all 2^k subsets (k ≤ 4) happen to be among
+// the runs; with one, the plan has every corner, and a corner that cannot
+// be read is an error.
+func (s *Study) factorial(plan []PlannedRun, series func(PlannedRun) (*analysis.Series, error)) ([]analysis.FactorialPoint, error) {
+	k := len(s.factorialSteps())
 	if k == 0 || k > 4 {
-		return nil
+		return nil, nil
 	}
 	var out []analysis.FactorialPoint
 	for mask := uint(0); mask < 1<<k; mask++ {
-		spec := plan[0].Spec
-		for i, set := range sets {
-			if mask&(1<<i) != 0 {
-				spec = set.Apply(spec)
+		spec, h := s.corner(mask)
+		pr, ok := findRun(plan, spec, h)
+		if !ok {
+			if len(s.Factorial) > 0 {
+				return nil, fmt.Errorf("%w: factorial corner %b has no planned run", ErrRunMissing, mask)
 			}
+			return nil, nil
 		}
-		var found *analysis.Series
-		for _, pr := range plan {
-			if reflect.DeepEqual(pr.Spec, spec) {
-				if ser := series(pr); ser != nil {
-					found = ser
-					break
+		ser, err := series(pr)
+		if err != nil {
+			if len(s.Factorial) > 0 {
+				return nil, fmt.Errorf("factorial run %s: %w", pr.Name, err)
+			}
+			return nil, nil
+		}
+		out = append(out, analysis.FactorialPoint{Mask: mask, Series: ser})
+	}
+	return out, nil
+}
+
+// claimSettings sets each setting the card states for the claim beside
+// what the baseline and the final run ran with: the run's settings as
+// planned (the record checks hold the results to them), and, where a run
+// leaves the few-shot count to the task, the count lm-eval recorded.
+func claimSettings(claim Claim, base, final PlannedRun, runs map[string]*analysis.Scores) []analysis.SettingRow {
+	card := claim.Settings.Apply(harness.RunSpec{})
+	cardH := claim.Settings.Harness(HarnessRef{})
+	pos := claimTask(final, claim)
+	rows := []analysis.SettingRow{}
+	for _, name := range claim.Settings.names() {
+		c := settingValue(card, cardH, name, nil, "")
+		b := settingValue(base.Spec, base.Harness, name, runs[base.Name], taskAt(base, pos))
+		f := settingValue(final.Spec, final.Harness, name, runs[final.Name], taskAt(final, pos))
+		rows = append(rows, analysis.SettingRow{Setting: name, Card: c, Baseline: b, Final: f, Match: sameSetting(name, c, f)})
+	}
+	return rows
+}
+
+// names are the settings one by one, a mapping's keys each on their own
+// ("model_args.dtype", "harness.version").
+func (s Settings) names() []string {
+	var out []string
+	for _, k := range s.Keys {
+		n := s.values[k]
+		if n.Kind == yaml.MappingNode && (k == "model_args" || k == "gen_kwargs" || k == "harness") {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				out = append(out, k+"."+n.Content[i].Value)
+			}
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+func taskAt(pr PlannedRun, pos int) string {
+	if pos < 0 || pos >= len(pr.Spec.Tasks) {
+		return ""
+	}
+	return pr.Spec.Tasks[pos]
+}
+
+// settingValue is a setting of a run as text, "" where the run leaves it
+// unset. sc and task, when given, supply the few-shot count lm-eval
+// recorded for a task whose count the run leaves to the task.
+func settingValue(sp harness.RunSpec, h HarnessRef, name string, sc *analysis.Scores, task string) string {
+	key, sub, _ := strings.Cut(name, ".")
+	optInt := func(p *int) string {
+		if p == nil {
+			return ""
+		}
+		return strconv.Itoa(*p)
+	}
+	switch key {
+	case "model":
+		return sp.Model
+	case "model_args":
+		v, _ := sp.ModelArgs.Get(sub)
+		return v
+	case "gen_kwargs":
+		v, _ := sp.GenKwargs.Get(sub)
+		return v
+	case "harness":
+		switch sub {
+		case "version":
+			return h.Version
+		case "commit":
+			return h.Commit
+		case "image":
+			return h.Image
+		case "python":
+			return h.Python
+		}
+		return ""
+	case "tasks":
+		return strings.Join(sp.Tasks, ",")
+	case "num_fewshot":
+		if sp.NumFewshot == nil && sc != nil && task != "" {
+			if r := sc.Run.Output.Results; r != nil {
+				if n, ok := r.NShot(task); ok {
+					return strconv.Itoa(n)
 				}
 			}
 		}
-		if found == nil {
-			return nil
+		return optInt(sp.NumFewshot)
+	case "batch_size":
+		return sp.BatchSize
+	case "device":
+		return sp.Device
+	case "limit":
+		if sp.Limit == nil {
+			return ""
 		}
-		out = append(out, analysis.FactorialPoint{Mask: mask, Series: found})
+		return strconv.FormatFloat(*sp.Limit, 'g', -1, 64)
+	case "apply_chat_template":
+		if sp.ApplyChatTemplate == "" {
+			return "false"
+		}
+		return sp.ApplyChatTemplate
+	case "fewshot_as_multiturn":
+		if sp.FewshotAsMultiturn != nil {
+			return strconv.FormatBool(*sp.FewshotAsMultiturn)
+		}
+		// lm-eval's default: off before v0.4.10, from then on with a chat
+		// template.
+		if v, err := harness.ParseVersion(h.Version); err == nil && !v.Less(harness.Version{0, 4, 10}) {
+			return strconv.FormatBool(sp.ApplyChatTemplate != "")
+		}
+		return "false"
+	case "system_instruction":
+		return sp.SystemInstruction
+	case "seed":
+		return strings.Trim(fmt.Sprint(sp.Seed), "[]")
+	case "log_samples":
+		return strconv.FormatBool(sp.LogSamples)
+	case "use_cache":
+		return sp.UseCache
+	case "trust_remote_code":
+		return strconv.FormatBool(sp.TrustRemoteCode)
+	case "confirm_run_unsafe_code":
+		return strconv.FormatBool(sp.ConfirmRunUnsafeCode)
+	case "bootstrap_iters":
+		return optInt(sp.BootstrapIters)
+	case "include_path":
+		return sp.IncludePath
+	case "max_batch_size":
+		return optInt(sp.MaxBatchSize)
+	case "metadata":
+		return sp.Metadata
+	case "samples":
+		return sp.Samples
+	case "predict_only":
+		return strconv.FormatBool(sp.PredictOnly)
+	case "cache_requests":
+		return sp.CacheRequests
+	case "hf_hub_log_args":
+		return sp.HFHubLogArgs
+	case "wandb_args":
+		return sp.WandbArgs
 	}
-	return out
+	return ""
+}
+
+// sameSetting reports whether a run's value is the card's: the same text,
+// the same number, the same truth value in any case, or, for a card that
+// asks for a chat template, any template applied.
+func sameSetting(name, card, run string) bool {
+	if card == run || strings.EqualFold(card, run) && (strings.EqualFold(card, "true") || strings.EqualFold(card, "false")) {
+		return true
+	}
+	if name == "apply_chat_template" && card == "true" {
+		return run != "false"
+	}
+	a, errA := strconv.ParseFloat(card, 64)
+	b, errB := strconv.ParseFloat(run, 64)
+	return errA == nil && errB == nil && a == b
 }

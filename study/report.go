@@ -174,7 +174,25 @@ var funcs = map[string]any{
 		}
 		return fmt.Sprintf("%.3g", x)
 	},
-	"raw":     func(x float64) string { return fmt.Sprint(x) },
+	"raw": func(x float64) string { return fmt.Sprint(x) },
+	"dash": func(s string) string {
+		if s == "" {
+			return "–"
+		}
+		return s
+	},
+	// aggregate names the average a claim's scores are, "" for a plain task.
+	"aggregate": func(ca analysis.ClaimAttribution) string {
+		switch {
+		case ca.Members <= 1:
+			return ""
+		case ca.Aggregate == analysis.Macro:
+			return fmt.Sprintf("macro mean over %d members", ca.Members)
+		case ca.AggregateStated:
+			return "micro mean over the documents"
+		}
+		return "micro mean over the documents (the claim states no aggregate)"
+	},
 	"classes": func() []analysis.FailureClass { return analysis.FailureClasses },
 	"count":   func(m map[analysis.FailureClass]int, c analysis.FailureClass) int { return m[c] },
 	"deref":   func(x *float64) float64 { return *x },
@@ -258,25 +276,29 @@ td.num,th.num{text-align:right}th{background:#f6f8fa}
 <h2 id="claim-{{$i}}">{{$c.Task}} · {{$c.Metric}} ({{$c.Filter}})</h2>
 <p class="statement">{{$c.Statement}}</p>
 <table class="attribution" data-claim="{{$i}}">
-<thead><tr><th>step</th><th>kind</th><th class="num">score</th><th class="num">Δ</th><th class="num">95 % CI of Δ</th><th class="num">p (McNemar)</th></tr></thead>
+<thead><tr><th>step</th><th>kind</th><th class="num">score</th><th class="num">Δ</th><th class="num">95 % CI of Δ</th><th class="num">p (McNemar)</th><th class="num">p (Holm)</th></tr></thead>
 <tbody>
-<tr data-row="card"><td>model card</td><td></td><td class="num" data-field="value" data-value="{{raw $c.Card}}">{{pts $c.Card}}</td><td></td><td></td><td></td></tr>
-<tr data-row="baseline"><td>baseline</td><td>run</td><td class="num" data-field="value" data-value="{{raw $c.Baseline}}">{{pts $c.Baseline}}</td><td></td><td></td><td></td></tr>
-{{range $c.Steps}}<tr data-row="step"><td>{{.Name}}</td><td>{{.Kind}}</td><td class="num" data-field="value" data-value="{{raw .Value}}">{{pts .Value}}</td><td class="num" data-field="delta" data-value="{{raw .Delta}}">{{dpts .Delta}}</td><td class="num" data-field="ci" data-lo="{{raw .CILow}}" data-hi="{{raw .CIHigh}}">[{{pts .CILow}}, {{pts .CIHigh}}]</td><td class="num" data-field="p" data-value="{{raw .P}}">{{p .P}}</td></tr>
-{{end}}<tr data-row="final"><td><b>final</b></td><td></td><td class="num" data-field="value" data-value="{{raw $c.Final}}"><b>{{pts $c.Final}}</b></td><td></td><td></td><td></td></tr>
-<tr data-row="unexplained"><td>unexplained (card − final)</td><td></td><td class="num" data-field="value" data-value="{{raw $c.Unexplained}}">{{pts $c.Unexplained}}</td><td></td><td class="num" data-field="ci" data-lo="{{raw $c.UnexplainedCILow}}" data-hi="{{raw $c.UnexplainedCIHigh}}">[{{pts $c.UnexplainedCILow}}, {{pts $c.UnexplainedCIHigh}}]</td><td></td></tr>
+<tr data-row="card"><td>model card</td><td></td><td class="num" data-field="value" data-value="{{raw $c.Card}}">{{pts $c.Card}}</td><td></td><td></td><td></td><td></td></tr>
+<tr data-row="baseline"><td>baseline</td><td>run</td><td class="num" data-field="value" data-value="{{raw $c.Baseline}}">{{pts $c.Baseline}}</td><td></td><td></td><td></td><td></td></tr>
+{{range $c.Steps}}<tr data-row="step"><td>{{.Name}}</td><td>{{.Kind}}</td><td class="num" data-field="value" data-value="{{raw .Value}}">{{pts .Value}}</td><td class="num" data-field="delta" data-value="{{raw .Delta}}">{{dpts .Delta}}</td><td class="num" data-field="ci" data-lo="{{raw .CILow}}" data-hi="{{raw .CIHigh}}">[{{pts .CILow}}, {{pts .CIHigh}}]</td><td class="num" data-field="p" data-value="{{raw .P}}">{{p .P}}</td><td class="num" data-field="p-holm" data-value="{{raw .PHolm}}">{{p .PHolm}}</td></tr>
+{{end}}<tr data-row="final"><td><b>final</b></td><td></td><td class="num" data-field="value" data-value="{{raw $c.Final}}"><b>{{pts $c.Final}}</b></td><td></td><td></td><td></td><td></td></tr>
+<tr data-row="unexplained"><td>unexplained (card − final)</td><td></td><td class="num" data-field="value" data-value="{{raw $c.Unexplained}}">{{pts $c.Unexplained}}</td><td></td><td class="num" data-field="ci" data-lo="{{raw $c.UnexplainedCILow}}" data-hi="{{raw $c.UnexplainedCIHigh}}">[{{pts $c.UnexplainedCILow}}, {{pts $c.UnexplainedCIHigh}}]</td><td></td><td></td></tr>
 </tbody></table>
-<p class="muted">Scores in points. Each Δ is paired, question by question, against the step before; its CI is a paired bootstrap.</p>
+<p class="muted">Scores in points{{with aggregate $c.ClaimAttribution}}, {{.}}{{end}}. Each Δ is paired, question by question, against the step before; its CI is a paired bootstrap.{{if $c.HolmFamily}} p (Holm): {{$c.HolmFamily}}.{{end}}</p>
+{{if $c.Settings}}<h3>Settings: the card's against the runs'</h3>
+<table class="settings" data-claim="{{$i}}"><thead><tr><th>setting</th><th>card</th><th>baseline</th><th>final run</th><th>match</th></tr></thead><tbody>
+{{range $c.Settings}}<tr data-setting="{{.Setting}}"><td><code>{{.Setting}}</code></td><td data-field="card">{{dash .Card}}</td><td data-field="baseline">{{dash .Baseline}}</td><td data-field="final">{{dash .Final}}</td><td data-field="match"{{if not .Match}} class="differs"{{end}}>{{if .Match}}yes{{else}}NO{{end}}</td></tr>
+{{end}}</tbody></table>{{end}}
 <figure class="waterfall">{{img $c.Waterfall}}</figure>
 {{if $c.Sensitivity}}<h3>Sensitivity (one change from the baseline)</h3>
-<table class="sensitivity"><thead><tr><th>change</th><th class="num">score</th><th class="num">Δ</th><th class="num">95 % CI</th><th class="num">p</th></tr></thead><tbody>
-{{range $c.Sensitivity}}<tr><td>{{.Change}}</td><td class="num" data-value="{{raw .Value}}">{{pts .Value}}</td><td class="num" data-value="{{raw .Delta}}">{{dpts .Delta}}</td><td class="num">[{{pts .CILow}}, {{pts .CIHigh}}]</td><td class="num">{{p .P}}</td></tr>
+<table class="sensitivity"><thead><tr><th>change</th><th class="num">score</th><th class="num">Δ</th><th class="num">95 % CI</th><th class="num">p</th><th class="num">p (Holm)</th></tr></thead><tbody>
+{{range $c.Sensitivity}}<tr><td>{{.Change}}</td><td class="num" data-value="{{raw .Value}}">{{pts .Value}}</td><td class="num" data-value="{{raw .Delta}}">{{dpts .Delta}}</td><td class="num">[{{pts .CILow}}, {{pts .CIHigh}}]</td><td class="num">{{p .P}}</td><td class="num" data-field="p-holm" data-value="{{raw .PHolm}}">{{p .PHolm}}</td></tr>
 {{end}}</tbody></table>{{end}}
 {{if $c.Shapley}}<h3>Shapley attribution (full factorial)</h3>
-<table class="shapley"><tbody>{{range $c.Shapley}}<tr><td>{{.Setting}}</td><td class="num" data-value="{{raw .Value}}">{{dpts .Value}}</td></tr>{{end}}
-<tr><td>interaction (carried by no single setting)</td><td class="num">{{dpts (deref $c.Interaction)}}</td></tr></tbody></table>{{end}}
+<table class="shapley"><thead><tr><th>setting</th><th class="num">share of the total effect</th><th class="num">95 % CI</th></tr></thead><tbody>{{range $c.Shapley}}<tr><td>{{.Setting}}</td><td class="num" data-value="{{raw .Value}}">{{dpts .Value}}</td><td class="num" data-lo="{{raw .CILow}}" data-hi="{{raw .CIHigh}}">[{{dpts .CILow}}, {{dpts .CIHigh}}]</td></tr>{{end}}
+<tr><td>interaction (carried by no single setting)</td><td class="num">{{dpts (deref $c.Interaction)}}</td><td></td></tr></tbody></table>{{end}}
 {{with $c.Comparison}}<h3>Baseline → last run ({{$c.FinalRun}}), question by question</h3>
-<p class="muted">Both runs under the claim's filter ({{.Filter}}); the final score above also applies the re-scoring steps.</p>
+<p class="muted">Both runs under the claim's filter ({{.Filter}}); the final score above also applies the re-scoring steps.{{if gt $c.Members 1}} Every document counts the same here (the micro mean), whatever the claim's aggregate.{{end}}</p>
 <table class="comparison"><tbody>
 <tr><td>documents</td><td class="num">{{.N}}</td></tr>
 <tr><td>baseline → last run</td><td class="num">{{pts .A}} → {{pts .B}} (Δ {{dpts .Delta}})</td></tr>
@@ -309,23 +331,31 @@ Model ` + "`{{.Study.Model.ID}}`" + `, lm-eval {{.Study.Harness.Version}}{{if .S
 
 {{$c.Statement}}
 
-| step | kind | score | Δ | 95 % CI of Δ | p |
-|---|---|---:|---:|---:|---:|
-| model card | | {{pts $c.Card}} | | | |
-| baseline | run | {{pts $c.Baseline}} | | | |
-{{range $c.Steps}}| {{.Name}} | {{.Kind}} | {{pts .Value}} | {{dpts .Delta}} | [{{pts .CILow}}, {{pts .CIHigh}}] | {{p .P}} |
-{{end}}| **final** | | **{{pts $c.Final}}** | | | |
-| unexplained (card − final) | | {{pts $c.Unexplained}} | | [{{pts $c.UnexplainedCILow}}, {{pts $c.UnexplainedCIHigh}}] | |
-{{if $c.Sensitivity}}
+| step | kind | score | Δ | 95 % CI of Δ | p | p (Holm) |
+|---|---|---:|---:|---:|---:|---:|
+| model card | | {{pts $c.Card}} | | | | |
+| baseline | run | {{pts $c.Baseline}} | | | | |
+{{range $c.Steps}}| {{.Name}} | {{.Kind}} | {{pts .Value}} | {{dpts .Delta}} | [{{pts .CILow}}, {{pts .CIHigh}}] | {{p .P}} | {{p .PHolm}} |
+{{end}}| **final** | | **{{pts $c.Final}}** | | | | |
+| unexplained (card − final) | | {{pts $c.Unexplained}} | | [{{pts $c.UnexplainedCILow}}, {{pts $c.UnexplainedCIHigh}}] | | |
+
+Scores in points{{with aggregate $c.ClaimAttribution}}, {{.}}{{end}}.{{if $c.HolmFamily}} p (Holm): {{$c.HolmFamily}}.{{end}}
+{{if $c.Settings}}
+Settings, the card's against the runs':
+
+| setting | card | baseline | final run | match |
+|---|---|---|---|---|
+{{range $c.Settings}}| {{mdcell .Setting}} | {{mdcell (dash .Card)}} | {{mdcell (dash .Baseline)}} | {{mdcell (dash .Final)}} | {{if .Match}}yes{{else}}**NO**{{end}} |
+{{end}}{{end}}{{if $c.Sensitivity}}
 Sensitivity (one change from the baseline):
 
-| change | score | Δ | 95 % CI | p |
-|---|---:|---:|---:|---:|
-{{range $c.Sensitivity}}| {{.Change}} | {{pts .Value}} | {{dpts .Delta}} | [{{pts .CILow}}, {{pts .CIHigh}}] | {{p .P}} |
+| change | score | Δ | 95 % CI | p | p (Holm) |
+|---|---:|---:|---:|---:|---:|
+{{range $c.Sensitivity}}| {{.Change}} | {{pts .Value}} | {{dpts .Delta}} | [{{pts .CILow}}, {{pts .CIHigh}}] | {{p .P}} | {{p .PHolm}} |
 {{end}}{{end}}{{if $c.Shapley}}
-Shapley attribution: {{range $c.Shapley}}{{.Setting}} {{dpts .Value}}; {{end}}interaction {{dpts (deref $c.Interaction)}}.
+Shapley attribution: {{range $c.Shapley}}{{.Setting}} {{dpts .Value}} [{{dpts .CILow}}, {{dpts .CIHigh}}]; {{end}}interaction {{dpts (deref $c.Interaction)}}.
 {{end}}{{with $c.Comparison}}
-Baseline → last run ({{$c.FinalRun}}), question by question, both under the claim's filter ({{.Filter}}):
+Baseline → last run ({{$c.FinalRun}}), question by question, both under the claim's filter ({{.Filter}}){{if gt $c.Members 1}}, every document counting the same (the micro mean){{end}}:
 
 | | |
 |---|---:|

@@ -34,6 +34,11 @@ type Study struct {
 	Baseline harness.RunSpec
 	Steps    []Step
 	Variants []Variant
+	// Factorial names the run steps (at most four) whose 2^k combinations
+	// the plan runs, each applied to the baseline alone or with others,
+	// for the Shapley attribution; FactorialLine is its line.
+	Factorial     []string
+	FactorialLine int
 }
 
 // ModelRef is the model under study, pinned to a revision.
@@ -50,12 +55,17 @@ type Card struct {
 
 // Claim is one published number and the settings the card states for it.
 type Claim struct {
-	Task     string   `json:"task"`
-	Metric   string   `json:"metric"`
-	Filter   string   `json:"filter"`
-	Value    float64  `json:"value"`
-	Settings Settings `json:"-"`
-	Line     int      `json:"-"`
+	Task   string  `json:"task"`
+	Metric string  `json:"metric"`
+	Filter string  `json:"filter"`
+	Value  float64 `json:"value"`
+	// Aggregate is how the card averages a group's members: "micro" (over
+	// all documents, lm-eval's group score) or "macro" (the mean of the
+	// members' means, what MMLU cards usually report); "" when the claim
+	// does not say, attributed as micro with a note.
+	Aggregate string   `json:"aggregate,omitempty"`
+	Settings  Settings `json:"-"`
+	Line      int      `json:"-"`
 }
 
 // HarnessRef pins lm-eval: its version, optionally the commit of a
@@ -252,6 +262,7 @@ func Parse(path string, b []byte) (*Study, error) {
 	}
 	root := doc.Content[0]
 	s := &Study{Path: path}
+	var factorial *yaml.Node // read once the steps are known
 	err := p.mapping(root, "", map[string]func(*yaml.Node) error{
 		"study": func(n *yaml.Node) error { return p.str(n, "study", &s.Name) },
 		"model": func(n *yaml.Node) error {
@@ -280,9 +291,18 @@ func Parse(path string, b []byte) (*Study, error) {
 		},
 		"steps":    func(n *yaml.Node) error { return p.steps(n, s) },
 		"variants": func(n *yaml.Node) error { return p.variants(n, s) },
+		"factorial": func(n *yaml.Node) error {
+			factorial = n
+			return nil
+		},
 	}, "study", "model", "card", "baseline")
 	if err != nil {
 		return nil, err
+	}
+	if factorial != nil {
+		if err := p.factorial(factorial, s); err != nil {
+			return nil, err
+		}
 	}
 	if s.Runner.Kind == "" {
 		s.Runner.Kind = "local"
@@ -390,6 +410,15 @@ func (p *studyParser) card(n *yaml.Node, c *Card) error {
 						var err error
 						cl.Settings, err = p.settings(n, field+".settings")
 						return err
+					},
+					"aggregate": func(n *yaml.Node) error {
+						if err := p.str(n, field+".aggregate", &cl.Aggregate); err != nil {
+							return err
+						}
+						if cl.Aggregate != "micro" && cl.Aggregate != "macro" {
+							return p.fail(n, field+".aggregate", "expected micro (the mean over all documents, lm-eval's group score) or macro (the mean of the members' means), found %q", cl.Aggregate)
+						}
+						return nil
 					},
 				}, "task", "metric", "value")
 				if err != nil {
@@ -879,6 +908,63 @@ func (p *studyParser) variants(n *yaml.Node, s *Study) error {
 		s.Variants = append(s.Variants, Variant{Name: set.String(), Set: set, Line: vn.Line})
 	}
 	return nil
+}
+
+// factorial reads the list of run steps whose combinations the plan runs.
+func (p *studyParser) factorial(n *yaml.Node, s *Study) error {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		return p.fail(n, "factorial", "expected a list of step names, found %s", nodeKind(n))
+	}
+	if len(n.Content) > 4 {
+		return p.fail(n, "factorial", "a factorial of %d steps needs %d runs; at most 4 steps (16 runs)", len(n.Content), 1<<len(n.Content))
+	}
+	var runSteps []string
+	for _, st := range s.Steps {
+		if st.Rescore == nil {
+			runSteps = append(runSteps, st.Name)
+		}
+	}
+	seen := map[string]bool{}
+	for i, c := range n.Content {
+		field := fmt.Sprintf("factorial[%d]", i)
+		var name string
+		if err := p.str(c, field, &name); err != nil {
+			return err
+		}
+		var step *Step
+		count := 0
+		for j := range s.Steps {
+			if s.Steps[j].Name == name {
+				step = &s.Steps[j]
+				count++
+			}
+		}
+		switch {
+		case count > 1:
+			return p.fail(c, field, "%d steps are named %q; name them apart to combine one", count, name)
+		case step == nil:
+			return p.fail(c, field, "unknown step %q (the run steps are %s)", name, quoteList(runSteps))
+		case step.Rescore != nil:
+			return p.fail(c, field, "step %q re-scores the previous run; a factorial combines run steps (%s)", name, quoteList(runSteps))
+		case seen[name]:
+			return p.fail(c, field, "step %q named twice", name)
+		}
+		seen[name] = true
+		s.Factorial = append(s.Factorial, name)
+	}
+	s.FactorialLine = n.Line
+	return nil
+}
+
+func quoteList(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = strconv.Quote(x)
+	}
+	return strings.Join(q, ", ")
 }
 
 // checkClaims requires every claim's task to be run by the last step (or

@@ -27,8 +27,22 @@ cumulative step (a new run, or a re-scoring of the previous run's samples)
 to the final number, with each step's Δ, paired CI and McNemar p, and state
 what remains between the card and the final number, with its CI and whether
 it is significant. Variants (one change each from the baseline) give the
-sensitivity table; when the runs form a full factorial over up to four
-steps, the Shapley attribution and the interaction are shown too.
+sensitivity table. Every p is shown beside its Holm-adjusted p, adjusted
+over all the claim's step and variant tests together.
+
+Every score is the claim's aggregate (aggregate: micro or macro in the
+study file; for a group such as mmlu, macro is the mean of the subject
+means, what MMLU cards usually report). A group claim that states none is
+attributed as lm-eval's micro mean, and the statement says so.
+
+A settings table sets each setting the card states for the claim beside
+the baseline's and the final run's; a setting the final run does not match
+is named in the statement.
+
+When the runs form a full factorial over up to four steps (the study's
+factorial: [step names] plans the missing combinations), the Shapley
+attribution and the interaction are shown too, each value with a paired
+bootstrap CI.
 
 STUDY_DIR holds study.yaml and runs/<name>/ for every planned run (see
 capsule run).
