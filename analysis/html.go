@@ -340,28 +340,17 @@ func (a *Attribution) HTML() string {
 }
 
 // Table is the uncertainties as one table: each score with its intervals
-// side by side, in points.
+// side by side, in the unit of its row (points: ×100, for metrics in
+// [0, 1]), or why an interval is not there.
 func (u *Uncertainties) Table() HTMLTable {
 	t := HTMLTable{
-		Caption: fmt.Sprintf("%s (%.0f %% intervals, points)", u.Run, 100*u.Level),
-		Head:    []string{"task", "metric", "filter", "n", "score", "CLT", "Wilson", "bootstrap"},
-		Numeric: numeric(3, 4, 5, 6, 7),
+		Caption: fmt.Sprintf("%s (%.0f %% intervals, clipped to the metric's range; unit per row)", u.Run, 100*u.Level),
+		Head:    []string{"task", "metric", "filter", "n", "unit", "score", "CLT", "Wilson", "bootstrap", "from"},
+		Numeric: numeric(3, 5, 6, 7, 8),
 	}
 	for _, s := range u.Scores {
-		row := []string{s.Task, s.Metric, s.Filter, fmt.Sprint(s.N), "–", "–", "–", "–"}
-		for _, iv := range s.Intervals {
-			row[4] = points(iv.Value)
-			cell := fmt.Sprintf("[%.2f, %.2f] SE %.2f", 100*iv.Lo, 100*iv.Hi, 100*iv.Stderr)
-			switch iv.Method {
-			case "clt":
-				row[5] = cell
-			case "wilson":
-				row[6] = cell
-			case "bootstrap":
-				row[7] = cell
-			}
-		}
-		t.Rows = append(t.Rows, row)
+		t.Rows = append(t.Rows, []string{s.Task, s.Metric, s.Filter, fmt.Sprint(s.N), s.Scale.Unit, s.Scale.Format(s.Value),
+			s.cell("clt", true), s.cell("wilson", true), s.cell("bootstrap", true), s.Source})
 	}
 	return t
 }
