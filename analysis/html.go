@@ -157,20 +157,44 @@ func (r *RescoreReport) HTML() string {
 	return b.String()
 }
 
-// Table is the comparisons as one table, scores in points.
+// Table is the comparisons as one table, each row in its metric's unit
+// (points: ×100, for metrics in [0, 1]); a statistic that cannot be
+// computed says why ("n/a: not 0/1").
 func (cs *Comparisons) Table() HTMLTable {
 	t := HTMLTable{
-		Caption: fmt.Sprintf("A: %s, B: %s (points; Δ = B − A; 95 %% CIs)", cs.A, cs.B),
-		Head: []string{"task", "metric", "filter", "n", "A", "B", "Δ", "paired CI", "unpaired CI", "McNemar p",
+		Caption: fmt.Sprintf("A: %s, B: %s (Δ = B − A in the unit of each row; 95 %% CIs, clipped to the range of a difference; n: documents both runs logged)", cs.A, cs.B),
+		Head: []string{"task", "metric", "filter", "unit", "n (common docs)", "A", "B", "Δ", "paired CI", "unpaired CI", "McNemar p",
 			"right in A only", "right in B only", "MDE", "prompts changed"},
-		Numeric: numeric(3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13),
+		Numeric: numeric(4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14),
 	}
 	for _, c := range cs.Comparisons {
-		t.Rows = append(t.Rows, []string{c.Task, c.Metric, c.Filter, fmt.Sprint(c.N), points(c.A), points(c.B),
-			signedPoints(c.Delta), ciPoints(c.CILow, c.CIHigh), ciPoints(c.UnpairedCILow, c.UnpairedCIHigh),
-			pValue(c.McNemarP), fmt.Sprint(c.AOnly), fmt.Sprint(c.BOnly), points(c.MDE), fmt.Sprint(c.PromptsChanged)})
+		sc := c.scale()
+		d := sc.Diff()
+		na := func(stat, v string) string {
+			if why := c.unavailable(stat); why != "" {
+				return "n/a: " + why
+			}
+			return v
+		}
+		n := fmt.Sprint(c.N)
+		if c.Unpaired != "" {
+			n = fmt.Sprintf("n/a: unpaired (A %s, B %s)", docCount(c.NA), docCount(c.NB))
+		}
+		t.Rows = append(t.Rows, []string{c.Task, c.Metric, c.Filter, sc.Unit, n, sc.Format(c.A), sc.Format(c.B),
+			d.FormatDelta(c.Delta), na(statPairedCI, d.FormatCI(c.CILow, c.CIHigh, true)),
+			na(statUnpairedCI, d.FormatCI(c.UnpairedCILow, c.UnpairedCIHigh, true)),
+			na(statMcNemar, pValue(c.McNemarP)), na(statFlips, fmt.Sprint(c.AOnly)), na(statFlips, fmt.Sprint(c.BOnly)),
+			na(statMDE, d.Format(c.MDE)), na(statFlips, fmt.Sprint(c.PromptsChanged))})
 	}
 	return t
+}
+
+// docCount shows a number of documents, "?" when unknown (0).
+func docCount(n int) string {
+	if n == 0 {
+		return "?"
+	}
+	return fmt.Sprint(n)
 }
 
 // HTML renders the comparisons for a notebook, with the changed prompts of
@@ -186,6 +210,9 @@ func (cs *Comparisons) HTML() string {
 	}
 	if len(cs.Skipped) > 0 {
 		b.WriteString("\n<p>Not compared: " + html.EscapeString(strings.Join(cs.Skipped, "; ")) + "</p>")
+	}
+	for _, n := range cs.notes() {
+		b.WriteString("\n<p>" + html.EscapeString(n) + "</p>")
 	}
 	return b.String()
 }

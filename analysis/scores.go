@@ -180,7 +180,7 @@ func load(ctx context.Context, run *harness.Run, opts RescoreOptions) (*Scores, 
 			}
 		}
 	}
-	sc.Trimmed = trimmed(run.Output.Path(), st.res, sc.Series)
+	sc.Trimmed = trimmedSeries(run.Output.Path(), st.res, sc.Series)
 	return sc, nil
 }
 
@@ -224,9 +224,9 @@ func documents(r *harness.Results, task string) int {
 	return n
 }
 
-// trimmed lists the series that log fewer documents than n-samples says
+// trimmedSeries lists the series that log fewer documents than n-samples says
 // lm-eval scored.
-func trimmed(run string, r *harness.Results, series []*Series) []Trimmed {
+func trimmedSeries(run string, r *harness.Results, series []*Series) []Trimmed {
 	if r == nil {
 		return nil
 	}
