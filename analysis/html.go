@@ -93,7 +93,8 @@ func numeric(cols ...int) map[int]bool {
 	return m
 }
 
-// points shows a score in points (percent), "–" for NaN.
+// points shows a score of a [0, 1] metric in points (percent), "–" for
+// NaN. A metric on another scale takes its Scale's Format (MetricScale).
 func points(x float64) string {
 	if math.IsNaN(x) {
 		return "–"
@@ -101,7 +102,7 @@ func points(x float64) string {
 	return fmt.Sprintf("%.2f", 100*x)
 }
 
-// signedPoints shows a difference in points.
+// signedPoints shows a difference of a [0, 1] metric in points.
 func signedPoints(x float64) string {
 	if math.IsNaN(x) {
 		return "–"
@@ -109,13 +110,20 @@ func signedPoints(x float64) string {
 	return fmt.Sprintf("%+.2f", 100*x)
 }
 
-// ciPoints shows a confidence interval in points.
+// ciPoints shows a confidence interval of a difference of a [0, 1] metric
+// in points, clipped to [-1, 1], the range of such a difference. Another
+// metric takes its Scale: MetricScale(m).Diff().FormatCI(lo, hi, true).
 func ciPoints(lo, hi float64) string {
 	if math.IsNaN(lo) || math.IsNaN(hi) {
 		return "–"
 	}
-	return fmt.Sprintf("[%+.2f, %+.2f]", 100*lo, 100*hi)
+	d := pointsScale.Diff()
+	lo, hi = d.Clip(lo, hi)
+	return d.FormatCI(lo, hi, true)
 }
+
+// pointsScale is the scale of a [0, 1] metric.
+var pointsScale = MetricScale("acc")
 
 // pValue shows a p-value.
 func pValue(p float64) string {
