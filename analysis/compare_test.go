@@ -319,7 +319,7 @@ func TestCompareNonBinary(t *testing.T) {
 		if c.UnpairedCILow < d.Lo || c.UnpairedCIHigh > d.Hi {
 			t.Errorf("%s: unpaired CI [%v, %v] outside [%v, %v]", c.Metric, c.UnpairedCILow, c.UnpairedCIHigh, d.Lo, d.Hi)
 		}
-		if c.Metric == "bleu_max" && (tb.Rows[i][5] != fmt.Sprintf("%.2f", c.A) || c.Scale.Points()) {
+		if c.Metric == "bleu_max" && (tb.Rows[i][5] != fmt.Sprintf("%.4g", c.A) || c.Scale.Points()) {
 			t.Errorf("bleu_max shown %q for %v", tb.Rows[i][5], c.A)
 		}
 		js, _ := analysis.MarshalJSON(c)

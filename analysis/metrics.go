@@ -259,8 +259,8 @@ func clamp(x, lo, hi float64) float64 {
 	return x
 }
 
-// Format shows a value in the scale's unit: points with two decimals, a
-// 0-100 score with two, anything else with four significant digits. A
+// Format shows a value in the scale's unit: points with two decimals,
+// anything else with four significant digits. A
 // value that cannot be shown (NaN) is "n/a"; callers that know why say so.
 func (s Scale) Format(x float64) string { return s.format(x, "") }
 
@@ -289,10 +289,11 @@ func (s Scale) format(x float64, flag string) string {
 	case math.IsInf(x, 0):
 		return fmt.Sprintf("%"+flag+"v", x)
 	}
-	x *= s.Factor
-	if s.Points() || s.Known && s.Hi-s.Lo >= 10 && !math.IsInf(s.Hi-s.Lo, 0) {
-		return fmt.Sprintf("%"+flag+".2f", x)
+	if s.Points() {
+		return fmt.Sprintf("%"+flag+".2f", 100*x)
 	}
+	// A metric in its own unit may be 13.83 (BLEU on 0-100) or 0.27 (HF
+	// evaluate's BLEU on 0-1) under one name: significant digits show both.
 	return fmt.Sprintf("%"+flag+".4g", x)
 }
 

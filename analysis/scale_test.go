@@ -17,7 +17,7 @@ func ExampleMetricScale() {
 	}
 	// Output:
 	// exact_match: points; 0.4512 shows as 45.12; [-0.5, 140] clipped to [0, 1]
-	// bleu_max: as logged, 0 to 100; 0.4512 shows as 0.45; [-0.5, 140] clipped to [0, 100]
+	// bleu_max: as logged, 0 to 100; 0.4512 shows as 0.4512; [-0.5, 140] clipped to [0, 100]
 	// mcc: as logged, -1 to 1; 0.4512 shows as 0.4512; [-0.5, 140] clipped to [-0.5, 1]
 	// perplexity: as logged, 1 or more; 0.4512 shows as 0.4512; [-0.5, 140] clipped to [1, 140]
 	// llm_judge: as logged; 0.4512 shows as 0.4512; [-0.5, 140] clipped to [-0.5, 140]

@@ -105,7 +105,7 @@ func TestUncertaintyUnits(t *testing.T) {
 		if s.Scale.Unit != unit || math.Abs(s.Value-want) > 1e-12 {
 			t.Errorf("%s: %v in %q, lm-eval reported %v, want unit %q", metric, s.Value, s.Scale.Unit, want, unit)
 		}
-		shown := fmt.Sprintf("%.2f", want)
+		shown := fmt.Sprintf("%.4g", want)
 		if unit == "points" {
 			shown = fmt.Sprintf("%.2f", 100*want)
 		}
