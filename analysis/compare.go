@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 
@@ -29,6 +30,11 @@ type CompareOptions struct {
 	// Groups also compares each group both results files have (mmlu, its
 	// categories) over its members' documents joined, as Lookup joins them.
 	Groups bool
+	// Unpaired also compares, from the two results files, every score that
+	// is not compared document by document because one run has no samples
+	// of it (a results-only folder): value against value with lm-eval's
+	// stderrs, no paired statistics (Comparison.Unpaired says so).
+	Unpaired bool
 }
 
 func (o CompareOptions) resamples() int {
@@ -51,12 +57,28 @@ func (o CompareOptions) level() float64 {
 // Comparison is the paired, question-by-question comparison of one task,
 // metric and filter between run A and run B.
 type Comparison struct {
-	Task   string  `json:"task"`
-	Metric string  `json:"metric"`
-	Filter string  `json:"filter"`
-	N      int     `json:"n"`
-	A      float64 `json:"a"`
-	B      float64 `json:"b"`
+	Task   string `json:"task"`
+	Metric string `json:"metric"`
+	Filter string `json:"filter"`
+	// N is the documents compared: those both runs logged (doc_id and
+	// doc_hash equal); 0 for an unpaired comparison.
+	N int `json:"n"`
+	// NA and NB are the documents each run's score is over: the logged ones
+	// (paired), or n-samples of the results file (unpaired; 0 unknown).
+	NA int     `json:"n_a"`
+	NB int     `json:"n_b"`
+	A  float64 `json:"a"`
+	B  float64 `json:"b"`
+	// Scale is the metric's range and unit (ScaleOf); the intervals of
+	// Delta are clipped to the range of a difference (Scale.Diff),
+	// PairedStderr is not. The zero Scale means MetricScale(Metric).
+	Scale Scale `json:"scale"`
+	// Unpaired is why the comparison is not document by document ("from
+	// results file, no samples: no paired statistics"); empty when paired.
+	Unpaired string `json:"unpaired,omitempty"`
+	// Unavailable names the statistics that could not be computed (null in
+	// JSON) and why: mcnemar_p "not 0/1", paired_stderr "1 document", ...
+	Unavailable []Unavailable `json:"unavailable,omitempty"`
 	// Delta is B − A; PairedStderr the sample std of the per-doc
 	// differences over √n; CILow/CIHigh the paired bootstrap CI of Delta.
 	Delta        float64 `json:"delta"`
@@ -64,7 +86,7 @@ type Comparison struct {
 	CILow        float64 `json:"ci_low"`
 	CIHigh       float64 `json:"ci_high"`
 	// McNemarP is the exact two-sided binomial test on the discordant
-	// documents (0/1 metrics only; NaN otherwise).
+	// documents (0/1 metrics only; NaN otherwise, named in Unavailable).
 	McNemarP float64 `json:"mcnemar_p"`
 	// AOnly counts documents right in A only, BOnly in B only.
 	AOnly   int `json:"a_only"`
@@ -102,7 +124,42 @@ type Comparisons struct {
 	PromptSets []harness.PromptSetChange `json:"prompt_set_changed"`
 	// Skipped names the tasks only one run has.
 	Skipped []string `json:"-"`
+	// Trimmed names the series of either run whose samples log fewer
+	// documents than lm-eval scored: their comparison is over the logged
+	// documents only. Never nil.
+	Trimmed []Trimmed `json:"trimmed_samples"`
 }
+
+// scale is the comparison's scale, the metric's by name when unset.
+func (c Comparison) scale() Scale {
+	if c.Scale.set() {
+		return c.Scale
+	}
+	return MetricScale(c.Metric)
+}
+
+// unavailable is why a statistic is missing, "" when it is there.
+func (c Comparison) unavailable(stat string) string {
+	for _, u := range c.Unavailable {
+		if u.Method == stat {
+			return u.Why
+		}
+	}
+	return ""
+}
+
+// The statistics of a comparison that Unavailable names.
+const (
+	statPairedCI     = "paired_ci"
+	statPairedStderr = "paired_stderr"
+	statUnpairedCI   = "unpaired_ci"
+	statMcNemar      = "mcnemar_p"
+	statFlips        = "flips"
+	statMDE          = "mde"
+)
+
+// whyUnpaired is what an unpaired comparison says of itself.
+const whyUnpaired = "from results file, no samples: no paired statistics"
 
 // Compare pairs the documents of two runs, task by task, and compares every
 // metric and filter they share. Documents are paired by doc_id and must have
@@ -110,43 +167,131 @@ type Comparisons struct {
 // their common documents with Intersect).
 func Compare(a, b *Scores, opts CompareOptions) (*Comparisons, error) {
 	out := &Comparisons{A: a.Run.Name, B: b.Run.Name,
-		PromptSets: harness.PromptSetChanges(a.Run.Output.Results, b.Run.Output.Results)}
+		PromptSets: harness.PromptSetChanges(a.Run.Output.Results, b.Run.Output.Results),
+		Trimmed:    append(append([]Trimmed{}, a.Trimmed...), b.Trimmed...)}
+	done := map[[3]string]bool{}
 	for _, sa := range a.Series {
 		sb, ok := b.Find(sa.Task, sa.Metric, sa.Filter)
 		if !ok {
-			out.Skipped = append(out.Skipped, fmt.Sprintf("%s %s,%s (only in %s)", sa.Task, sa.Metric, sa.Filter, a.Run.Name))
 			continue
 		}
 		c, err := CompareSeries(sa, sb, opts)
 		if err != nil {
 			return nil, err
 		}
+		done[[3]string{sa.Task, sa.Metric, sa.Filter}] = true
 		out.Comparisons = append(out.Comparisons, c)
 	}
-	for _, sb := range b.Series {
-		if _, ok := a.Find(sb.Task, sb.Metric, sb.Filter); !ok {
-			out.Skipped = append(out.Skipped, fmt.Sprintf("%s %s,%s (only in %s)", sb.Task, sb.Metric, sb.Filter, b.Run.Name))
-		}
-	}
-	if len(out.Comparisons) == 0 {
-		return nil, fmt.Errorf("%w: %s and %s share no task, metric and filter", ErrNotPaired, a.Run.Output.Path(), b.Run.Output.Path())
-	}
+	var skipped []skip
 	if opts.Groups {
-		if err := compareGroups(a, b, opts, out); err != nil {
+		var err error
+		if skipped, err = compareGroups(a, b, opts, out, done); err != nil {
 			return nil, err
 		}
 	}
+	if opts.Unpaired {
+		compareReported(a, b, opts, out, done)
+	}
+	for _, s := range skipped {
+		if !done[s.key] {
+			out.Skipped = append(out.Skipped, s.why)
+		}
+	}
+	only := func(x, y *Scores) {
+		for _, s := range x.Series {
+			if k := [3]string{s.Task, s.Metric, s.Filter}; !done[k] {
+				if _, ok := y.Find(s.Task, s.Metric, s.Filter); !ok {
+					out.Skipped = append(out.Skipped, fmt.Sprintf("%s %s,%s (only in %s)", s.Task, s.Metric, s.Filter, x.Run.Name))
+				}
+			}
+		}
+	}
+	only(a, b)
+	only(b, a)
+	if len(out.Comparisons) == 0 {
+		return nil, fmt.Errorf("%w: %s and %s share no task, metric and filter", ErrNotPaired, a.Run.Output.Path(), b.Run.Output.Path())
+	}
 	return out, nil
+}
+
+// skip is a comparison not made, and why.
+type skip struct {
+	key [3]string
+	why string
+}
+
+// compareReported appends the unpaired comparison of every score both
+// runs have that was not compared document by document.
+func compareReported(a, b *Scores, opts CompareOptions, out *Comparisons, done map[[3]string]bool) {
+	for _, ra := range reportedOrSeries(a) {
+		k := [3]string{ra.Task, ra.Metric, ra.Filter}
+		if done[k] {
+			continue
+		}
+		rb, ok := findReported(b, ra.Task, ra.Metric, ra.Filter)
+		if !ok {
+			continue
+		}
+		done[k] = true
+		out.Comparisons = append(out.Comparisons, compareUnpaired(ra, rb, opts.level()))
+	}
+}
+
+// reportedOrSeries is a run's results-file scores, or, without a results
+// file, the means of its series.
+func reportedOrSeries(sc *Scores) []Reported {
+	if sc.Reported != nil {
+		return sc.Reported
+	}
+	var out []Reported
+	for _, s := range sc.Series {
+		r, _ := findReported(sc, s.Task, s.Metric, s.Filter)
+		out = append(out, r)
+	}
+	return out
+}
+
+// findReported is a score as the results file has it, else the mean of
+// the series with its CLT stderr.
+func findReported(sc *Scores, task, metric, filter string) (Reported, bool) {
+	if r, ok := sc.FindReported(task, metric, filter); ok {
+		return r, true
+	}
+	if s, ok := sc.Find(task, metric, filter); ok {
+		return Reported{Task: task, Metric: metric, Filter: filter, Value: mean(s.Values), Stderr: cltStderr(s.Values), N: len(s.Values)}, true
+	}
+	return Reported{}, false
+}
+
+// compareUnpaired compares two aggregated scores: Delta with the CLT
+// interval of the two stderrs, nothing that needs the documents.
+func compareUnpaired(ra, rb Reported, level float64) Comparison {
+	nan := math.NaN()
+	c := Comparison{Task: ra.Task, Metric: ra.Metric, Filter: ra.Filter, NA: ra.N, NB: rb.N, A: ra.Value, B: rb.Value,
+		Delta: rb.Value - ra.Value, Scale: ScaleOf(ra.Metric, ra.Value, rb.Value), Unpaired: whyUnpaired,
+		PairedStderr: nan, CILow: nan, CIHigh: nan, McNemarP: nan, MDE: nan}
+	for _, st := range []string{statPairedCI, statPairedStderr, statMcNemar, statFlips, statMDE} {
+		c.Unavailable = append(c.Unavailable, Unavailable{st, whyNoSamples})
+	}
+	if math.IsNaN(ra.Stderr) || math.IsNaN(rb.Stderr) {
+		c.UnpairedCILow, c.UnpairedCIHigh = nan, nan
+		c.Unavailable = append(c.Unavailable, Unavailable{statUnpairedCI, whyNoStderr})
+		return c
+	}
+	half := twoSidedZ(level) * math.Sqrt(square(ra.Stderr)+square(rb.Stderr))
+	c.UnpairedCILow, c.UnpairedCIHigh = c.Scale.Diff().Clip(c.Delta-half, c.Delta+half)
+	return c
 }
 
 // compareGroups appends the comparison of every group both runs' results
 // files have, for each metric and filter of its first leaf. A group whose
 // score is not the mean of its documents is named in Skipped.
-func compareGroups(a, b *Scores, opts CompareOptions, out *Comparisons) error {
+func compareGroups(a, b *Scores, opts CompareOptions, out *Comparisons, done map[[3]string]bool) ([]skip, error) {
 	ra, rb := a.Run.Output.Results, b.Run.Output.Results
 	if ra == nil || rb == nil {
-		return nil
+		return nil, nil
 	}
+	var skipped []skip
 	for _, st := range ra.Subtasks {
 		leaves := ra.Leaves(st.Group)
 		if !rb.IsGroup(st.Group) || len(leaves) == 0 {
@@ -158,18 +303,20 @@ func compareGroups(a, b *Scores, opts CompareOptions, out *Comparisons) error {
 			}
 			ga, errA := a.joinGroup(st.Group, s.Metric, s.Filter)
 			gb, errB := b.joinGroup(st.Group, s.Metric, s.Filter)
+			k := [3]string{st.Group, s.Metric, s.Filter}
 			if errA != nil || errB != nil {
-				out.Skipped = append(out.Skipped, fmt.Sprintf("group %s %s,%s (%v)", st.Group, s.Metric, s.Filter, errors.Join(errA, errB)))
+				skipped = append(skipped, skip{k, fmt.Sprintf("group %s %s,%s (%v)", st.Group, s.Metric, s.Filter, errors.Join(errA, errB))})
 				continue
 			}
 			c, err := CompareSeries(ga, gb, opts)
 			if err != nil {
-				return err
+				return nil, err
 			}
+			done[k] = true
 			out.Comparisons = append(out.Comparisons, c)
 		}
 	}
-	return nil
+	return skipped, nil
 }
 
 // CompareSeries compares two series of one task, metric and filter (or of
@@ -189,6 +336,22 @@ func CompareSeries(sa, sb *Series, opts CompareOptions) (Comparison, error) {
 	c.PairedStderr, c.CILow, c.CIHigh, c.McNemarP = p.PairedStderr, p.CILow, p.CIHigh, p.McNemarP
 	c.AOnly, c.BOnly, c.Both, c.Neither = p.AOnly, p.BOnly, p.Both, p.Neither
 	c.UnpairedCILow, c.UnpairedCIHigh, c.MDE = p.UnpairedCILow, p.UnpairedCIHigh, p.MDE
+	c.NA, c.NB = len(sa.Values), len(sb.Values)
+	c.Scale = ScaleOf(c.Metric, append(append([]float64{}, sa.Values...), sb.Values...)...)
+	diff := c.Scale.Diff()
+	c.CILow, c.CIHigh = diff.Clip(c.CILow, c.CIHigh)
+	c.UnpairedCILow, c.UnpairedCIHigh = diff.Clip(c.UnpairedCILow, c.UnpairedCIHigh)
+	if !p.Binary {
+		c.Unavailable = append(c.Unavailable, Unavailable{statMcNemar, whyNotBinary})
+	}
+	if c.N < 2 {
+		// No spread from one document: the stderrs are NaN and the
+		// bootstrap of one difference is a point.
+		c.CILow, c.CIHigh = math.NaN(), math.NaN()
+		for _, st := range []string{statPairedCI, statPairedStderr, statUnpairedCI, statMDE} {
+			c.Unavailable = append(c.Unavailable, Unavailable{st, whyOneDocument})
+		}
+	}
 	c.PromptsChanged = len(changed)
 	// A group's joined series spans several samples files: its changed
 	// prompts are counted, and diffed per member in the members' comparisons.

@@ -1,7 +1,10 @@
 package analysis_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"os/exec"
 	"path/filepath"
@@ -218,5 +221,145 @@ func TestCompareGroups(t *testing.T) {
 	}
 	if len(plain.Comparisons) != len(cs.Comparisons)-len(found) {
 		t.Errorf("without Groups: %d comparisons, want the %d tasks'", len(plain.Comparisons), len(cs.Comparisons)-len(found))
+	}
+}
+
+// loadReported reads a run as scores and compare do: a results file
+// without samples too.
+func loadReported(t *testing.T, path string) *analysis.Scores {
+	t.Helper()
+	run, err := harness.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := analysis.LoadReported(context.Background(), run, analysis.RescoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// Two real results-only folders (MMLU and more, no samples) are compared
+// unpaired from their results files, saying so: the values and the CLT
+// interval of the two stderrs are lm-eval's, the paired statistics n/a.
+// Load, which needs samples, still refuses them.
+func TestCompareResultsOnly(t *testing.T) {
+	dir := filepath.Join(fixturesDir(t), "harness-pr2809-mmlu-groups", "results")
+	pa := filepath.Join(dir, "meta-llama__Llama-3.2-1B", "results_2025-03-03T00-05-19.750676.json")
+	pb := filepath.Join(dir, "google__gemma-2-2b", "results_2025-03-03T20-58-19.132054.json")
+	run, err := harness.Read(pa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := analysis.Load(context.Background(), run, analysis.RescoreOptions{}); !errors.Is(err, harness.ErrNoOutput) {
+		t.Fatalf("Load of a results-only file: %v", err)
+	}
+	a, b := loadReported(t, pa), loadReported(t, pb)
+	if !a.ResultsOnly() || !b.ResultsOnly() {
+		t.Fatal("series from a folder without samples")
+	}
+	cs, err := analysis.Compare(a, b, analysis.CompareOptions{Unpaired: true, Groups: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mmlu *analysis.Comparison
+	for i, c := range cs.Comparisons {
+		if c.Unpaired == "" || c.N != 0 {
+			t.Errorf("%s %s: paired without samples (%q, n %d)", c.Task, c.Metric, c.Unpaired, c.N)
+		}
+		if c.Task == "mmlu" {
+			mmlu = &cs.Comparisons[i]
+		}
+	}
+	if mmlu == nil {
+		t.Fatalf("mmlu not compared: %v", cs.Skipped)
+	}
+	va, sa := reportedValue(t, pa, "mmlu", "acc", "none")
+	vb, sb := reportedValue(t, pb, "mmlu", "acc", "none")
+	half := 1.959963984540054 * math.Hypot(sa, sb)
+	if mmlu.A != va || mmlu.B != vb || mmlu.Delta != vb-va || math.Abs(mmlu.UnpairedCILow-(vb-va-half)) > 1e-15 || mmlu.NA != 14042 || mmlu.NB != 14042 {
+		t.Errorf("mmlu %+v; lm-eval %v ± %v, %v ± %v", *mmlu, va, sa, vb, sb)
+	}
+	if !math.IsNaN(mmlu.McNemarP) || !math.IsNaN(mmlu.CILow) {
+		t.Errorf("paired statistics without samples: %+v", *mmlu)
+	}
+	s := cs.String()
+	noNaN(t, "compare text", s)
+	if !strings.Contains(s, "from results file, no samples: no paired statistics") || !strings.Contains(s, "n/a: unpaired (A 14042, B 14042)") {
+		t.Errorf("unpaired rows not said so:\n%s", s)
+	}
+	b2, err := analysis.MarshalJSON(mmlu)
+	if err != nil || !strings.Contains(string(b2), `"unpaired":"from results file, no samples: no paired statistics"`) || !strings.Contains(string(b2), `{"method":"mcnemar_p","why":"no samples"}`) {
+		t.Errorf("JSON %s (%v)", b2, err)
+	}
+	if _, err := analysis.Compare(a, b, analysis.CompareOptions{}); !errors.Is(err, analysis.ErrNotPaired) {
+		t.Errorf("without Unpaired: %v", err)
+	}
+}
+
+// Real truthfulqa_gen runs (817 and 20 documents): McNemar is n/a for the
+// non-binary metrics and says why, in the table and the JSON; BLEU rows
+// are on BLEU's scale; the paired CI of a 0/1 metric lies in [-1, 1].
+func TestCompareNonBinary(t *testing.T) {
+	dir := filepath.Join(fixturesDir(t), "harness-pr3032-truthfulqa-gen-gptneo125m", "results")
+	a := load(t, filepath.Join(dir, "truthfulqa_gen_neo125_2025-05-31T13-51-32.759677.json"))
+	b := load(t, filepath.Join(dir, "truthfulqa_gen_neo125_2025-05-31T14-30-51.983293.json"))
+	cs, err := analysis.Compare(a, b, analysis.CompareOptions{Intersect: true, Seed: 1, Resamples: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := cs.Table()
+	for i, c := range cs.Comparisons {
+		binary := strings.HasSuffix(c.Metric, "_acc")
+		cell := tb.Rows[i][10]
+		if binary != !math.IsNaN(c.McNemarP) || binary == (cell == "n/a: not 0/1") {
+			t.Errorf("%s: McNemar %v, cell %q", c.Metric, c.McNemarP, cell)
+		}
+		d := c.Scale.Diff()
+		if c.UnpairedCILow < d.Lo || c.UnpairedCIHigh > d.Hi {
+			t.Errorf("%s: unpaired CI [%v, %v] outside [%v, %v]", c.Metric, c.UnpairedCILow, c.UnpairedCIHigh, d.Lo, d.Hi)
+		}
+		if c.Metric == "bleu_max" && (tb.Rows[i][5] != fmt.Sprintf("%.4g", c.A) || c.Scale.Points()) {
+			t.Errorf("bleu_max shown %q for %v", tb.Rows[i][5], c.A)
+		}
+		js, _ := analysis.MarshalJSON(c)
+		if !binary && !strings.Contains(string(js), `"mcnemar_p":null`) || !binary && !strings.Contains(string(js), `{"method":"mcnemar_p","why":"not 0/1"}`) {
+			t.Errorf("%s JSON %s", c.Metric, js)
+		}
+	}
+	noNaN(t, "compare text", cs.String())
+}
+
+// Real gemma3 runs whose samples were trimmed to 3 of the 100 documents
+// lm-eval scored: the comparison warns, naming both runs, and n is the 3
+// common documents; the filter without samples is compared unpaired.
+func TestCompareTrimmed(t *testing.T) {
+	dir := filepath.Join(fixturesDir(t), "gemma3-12b-gsm8k-pyfade")
+	pa, pb := filepath.Join(dir, "results_2025-09-09T13-31-53.431753.json"), filepath.Join(dir, "results_2025-09-09T13-42-42.857006.json")
+	cs, err := analysis.Compare(loadReported(t, pa), loadReported(t, pb), analysis.CompareOptions{Unpaired: true, Seed: 1, Resamples: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs.Trimmed) != 2 || cs.Trimmed[0].Run != pa || cs.Trimmed[1].Run != pb || cs.Trimmed[0].Logged != 3 || cs.Trimmed[0].Evaluated != 100 {
+		t.Fatalf("trimmed %+v", cs.Trimmed)
+	}
+	s := cs.String()
+	for _, p := range []string{pa, pb} {
+		if !strings.Contains(s, "warning: "+p+": gsm8k (strict-match): the samples log 3 of the 100 documents") {
+			t.Errorf("no warning for %s:\n%s", p, s)
+		}
+	}
+	for _, c := range cs.Comparisons {
+		switch c.Filter {
+		case "strict-match":
+			if c.N != 3 || c.Unpaired != "" || c.CILow < -1 || c.CIHigh > 1 || c.UnpairedCIHigh != 1 {
+				t.Errorf("strict-match %+v", c)
+			}
+		case "flexible-extract":
+			va, _ := reportedValue(t, pa, "gsm8k", "exact_match", "flexible-extract")
+			if c.Unpaired == "" || c.A != va || c.NA != 100 {
+				t.Errorf("flexible-extract %+v, lm-eval %v", c, va)
+			}
+		}
 	}
 }

@@ -94,7 +94,8 @@ func numeric(cols ...int) map[int]bool {
 	return m
 }
 
-// points shows a score in points (percent), "–" for NaN.
+// points shows a score of a [0, 1] metric in points (percent), "–" for
+// NaN. A metric on another scale takes its Scale's Format (MetricScale).
 func points(x float64) string {
 	if math.IsNaN(x) {
 		return "–"
@@ -102,7 +103,7 @@ func points(x float64) string {
 	return fmt.Sprintf("%.2f", 100*x)
 }
 
-// signedPoints shows a difference in points.
+// signedPoints shows a difference of a [0, 1] metric in points.
 func signedPoints(x float64) string {
 	if math.IsNaN(x) {
 		return "–"
@@ -110,13 +111,20 @@ func signedPoints(x float64) string {
 	return fmt.Sprintf("%+.2f", 100*x)
 }
 
-// ciPoints shows a confidence interval in points.
+// ciPoints shows a confidence interval of a difference of a [0, 1] metric
+// in points, clipped to [-1, 1], the range of such a difference. Another
+// metric takes its Scale: MetricScale(m).Diff().FormatCI(lo, hi, true).
 func ciPoints(lo, hi float64) string {
 	if math.IsNaN(lo) || math.IsNaN(hi) {
 		return "–"
 	}
-	return fmt.Sprintf("[%+.2f, %+.2f]", 100*lo, 100*hi)
+	d := pointsScale.Diff()
+	lo, hi = d.Clip(lo, hi)
+	return d.FormatCI(lo, hi, true)
 }
+
+// pointsScale is the scale of a [0, 1] metric.
+var pointsScale = MetricScale("acc")
 
 // pValue shows a p-value.
 func pValue(p float64) string {
@@ -158,20 +166,44 @@ func (r *RescoreReport) HTML() string {
 	return b.String()
 }
 
-// Table is the comparisons as one table, scores in points.
+// Table is the comparisons as one table, each row in its metric's unit
+// (points: ×100, for metrics in [0, 1]); a statistic that cannot be
+// computed says why ("n/a: not 0/1").
 func (cs *Comparisons) Table() HTMLTable {
 	t := HTMLTable{
-		Caption: fmt.Sprintf("A: %s, B: %s (points; Δ = B − A; 95 %% CIs)", cs.A, cs.B),
-		Head: []string{"task", "metric", "filter", "n", "A", "B", "Δ", "paired CI", "unpaired CI", "McNemar p",
+		Caption: fmt.Sprintf("A: %s, B: %s (Δ = B − A in the unit of each row; 95 %% CIs, clipped to the range of a difference; n: documents both runs logged)", cs.A, cs.B),
+		Head: []string{"task", "metric", "filter", "unit", "n (common docs)", "A", "B", "Δ", "paired CI", "unpaired CI", "McNemar p",
 			"right in A only", "right in B only", "MDE", "prompts changed"},
-		Numeric: numeric(3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13),
+		Numeric: numeric(4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14),
 	}
 	for _, c := range cs.Comparisons {
-		t.Rows = append(t.Rows, []string{c.Task, c.Metric, c.Filter, fmt.Sprint(c.N), points(c.A), points(c.B),
-			signedPoints(c.Delta), ciPoints(c.CILow, c.CIHigh), ciPoints(c.UnpairedCILow, c.UnpairedCIHigh),
-			pValue(c.McNemarP), fmt.Sprint(c.AOnly), fmt.Sprint(c.BOnly), points(c.MDE), fmt.Sprint(c.PromptsChanged)})
+		sc := c.scale()
+		d := sc.Diff()
+		na := func(stat, v string) string {
+			if why := c.unavailable(stat); why != "" {
+				return "n/a: " + why
+			}
+			return v
+		}
+		n := fmt.Sprint(c.N)
+		if c.Unpaired != "" {
+			n = fmt.Sprintf("n/a: unpaired (A %s, B %s)", docCount(c.NA), docCount(c.NB))
+		}
+		t.Rows = append(t.Rows, []string{c.Task, c.Metric, c.Filter, sc.Unit, n, sc.Format(c.A), sc.Format(c.B),
+			d.FormatDelta(c.Delta), na(statPairedCI, d.FormatCI(c.CILow, c.CIHigh, true)),
+			na(statUnpairedCI, d.FormatCI(c.UnpairedCILow, c.UnpairedCIHigh, true)),
+			na(statMcNemar, pValue(c.McNemarP)), na(statFlips, fmt.Sprint(c.AOnly)), na(statFlips, fmt.Sprint(c.BOnly)),
+			na(statMDE, d.Format(c.MDE)), na(statFlips, fmt.Sprint(c.PromptsChanged))})
 	}
 	return t
+}
+
+// docCount shows a number of documents, "?" when unknown (0).
+func docCount(n int) string {
+	if n == 0 {
+		return "?"
+	}
+	return fmt.Sprint(n)
 }
 
 // HTML renders the comparisons for a notebook, with the changed prompts of
@@ -187,6 +219,9 @@ func (cs *Comparisons) HTML() string {
 	}
 	if len(cs.Skipped) > 0 {
 		b.WriteString("\n<p>Not compared: " + html.EscapeString(strings.Join(cs.Skipped, "; ")) + "</p>")
+	}
+	for _, n := range cs.notes() {
+		b.WriteString("\n<p>" + html.EscapeString(n) + "</p>")
 	}
 	return b.String()
 }
@@ -427,28 +462,17 @@ func (a *Attribution) HTML() string {
 }
 
 // Table is the uncertainties as one table: each score with its intervals
-// side by side, in points.
+// side by side, in the unit of its row (points: ×100, for metrics in
+// [0, 1]), or why an interval is not there.
 func (u *Uncertainties) Table() HTMLTable {
 	t := HTMLTable{
-		Caption: fmt.Sprintf("%s (%.0f %% intervals, points)", u.Run, 100*u.Level),
-		Head:    []string{"task", "metric", "filter", "n", "score", "CLT", "Wilson", "bootstrap"},
-		Numeric: numeric(3, 4, 5, 6, 7),
+		Caption: fmt.Sprintf("%s (%.0f %% intervals, clipped to the metric's range; unit per row)", u.Run, 100*u.Level),
+		Head:    []string{"task", "metric", "filter", "n", "unit", "score", "CLT", "Wilson", "bootstrap", "from"},
+		Numeric: numeric(3, 5, 6, 7, 8),
 	}
 	for _, s := range u.Scores {
-		row := []string{s.Task, s.Metric, s.Filter, fmt.Sprint(s.N), "–", "–", "–", "–"}
-		for _, iv := range s.Intervals {
-			row[4] = points(iv.Value)
-			cell := fmt.Sprintf("[%.2f, %.2f] SE %.2f", 100*iv.Lo, 100*iv.Hi, 100*iv.Stderr)
-			switch iv.Method {
-			case "clt":
-				row[5] = cell
-			case "wilson":
-				row[6] = cell
-			case "bootstrap":
-				row[7] = cell
-			}
-		}
-		t.Rows = append(t.Rows, row)
+		t.Rows = append(t.Rows, []string{s.Task, s.Metric, s.Filter, fmt.Sprint(s.N), s.Scale.Unit, s.Scale.Format(s.Value),
+			s.cell("clt", true), s.cell("wilson", true), s.cell("bootstrap", true), s.Source})
 	}
 	return t
 }

@@ -41,7 +41,7 @@ func TestComparisonsHTML(t *testing.T) {
 	tb := tables[0]
 	for i, c := range cs.Comparisons {
 		r := tb.Rows[i]
-		if r[htmltest.Column(t, tb, "task")] != c.Task || r[htmltest.Column(t, tb, "filter")] != c.Filter || r[htmltest.Column(t, tb, "n")] != strconv.Itoa(c.N) {
+		if r[htmltest.Column(t, tb, "task")] != c.Task || r[htmltest.Column(t, tb, "filter")] != c.Filter || r[htmltest.Column(t, tb, "n (common docs)")] != strconv.Itoa(c.N) || r[htmltest.Column(t, tb, "unit")] != "points" {
 			t.Errorf("row %d %v, comparison %s %s n=%d", i, r, c.Task, c.Filter, c.N)
 		}
 		for col, want := range map[string]float64{"A": c.A, "B": c.B, "Δ": c.Delta} {

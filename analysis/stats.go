@@ -672,11 +672,20 @@ type Paired struct {
 }
 
 // String renders a one-line summary.
+// A value that cannot be computed (one document, a constant run) is "n/a";
+// McNemar is shown for 0/1 scores only.
 func (p Paired) String() string {
-	s := fmt.Sprintf("n=%d  A %.4f  B %.4f  Δ %+.4f [%+.4f, %+.4f]  paired SE %.4f  unpaired [%+.4f, %+.4f]  MDE %.4f  r %.3f",
-		p.N, p.A, p.B, p.Delta, p.CILow, p.CIHigh, p.PairedStderr, p.UnpairedCILow, p.UnpairedCIHigh, p.MDE, p.Correlation)
+	f := func(format string, x float64) string {
+		if math.IsNaN(x) {
+			return "n/a"
+		}
+		return fmt.Sprintf(format, x)
+	}
+	s := fmt.Sprintf("n=%d  A %.4f  B %.4f  Δ %+.4f [%s, %s]  paired SE %s  unpaired [%s, %s]  MDE %s  r %s",
+		p.N, p.A, p.B, p.Delta, f("%+.4f", p.CILow), f("%+.4f", p.CIHigh), f("%.4f", p.PairedStderr),
+		f("%+.4f", p.UnpairedCILow), f("%+.4f", p.UnpairedCIHigh), f("%.4f", p.MDE), f("%.3f", p.Correlation))
 	if p.Binary {
-		s += fmt.Sprintf("  McNemar p %.4g (A only %d, B only %d)", p.McNemarP, p.AOnly, p.BOnly)
+		s += fmt.Sprintf("  McNemar p %s (A only %d, B only %d)", f("%.4g", p.McNemarP), p.AOnly, p.BOnly)
 	}
 	return s
 }

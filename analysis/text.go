@@ -26,7 +26,26 @@ func (cs *Comparisons) String() string {
 	if len(cs.Skipped) > 0 {
 		b.WriteString("\nnot compared: " + strings.Join(cs.Skipped, "; ") + "\n")
 	}
+	if notes := cs.notes(); len(notes) > 0 {
+		b.WriteString("\n" + strings.Join(notes, "\n") + "\n")
+	}
 	return b.String()
+}
+
+// notes are the lines after the comparisons: the rows compared unpaired,
+// and the trimmed samples.
+func (cs *Comparisons) notes() []string {
+	var out []string
+	for _, c := range cs.Comparisons {
+		if c.Unpaired != "" {
+			out = append(out, "rows \"n/a: unpaired\": "+whyUnpaired+"; Δ and its unpaired CI come from lm-eval's values and stderrs")
+			break
+		}
+	}
+	for _, t := range cs.Trimmed {
+		out = append(out, "warning: "+t.String()+"; n counts the documents both runs logged")
+	}
+	return out
 }
 
 // promptSetsLine names the prompt hashes that differ between the runs.

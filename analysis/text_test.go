@@ -91,10 +91,10 @@ func TestComparisonsString(t *testing.T) {
 		}}
 	s := cs.String()
 	lines := strings.Split(s, "\n")
-	if !strings.HasPrefix(lines[0], "A: runs/baseline, B: runs/chat (points") {
+	if !strings.HasPrefix(lines[0], "A: runs/baseline, B: runs/chat (Δ = B − A in the unit of each row") {
 		t.Errorf("runs not named: %q", lines[0])
 	}
-	for _, re := range []string{`^gsm8k +exact_match +strict-match +60 +15\.00 +25\.00 +\+10\.00 `, `^gsm8k +exact_match +flexible-extract +60 `, `^hellaswag +acc +none +40 `} {
+	for _, re := range []string{`^gsm8k +exact_match +strict-match +points +60 +15\.00 +25\.00 +\+10\.00 `, `^gsm8k +exact_match +flexible-extract +points +60 `, `^hellaswag +acc +none +points +40 `} {
 		if lineMatching(lines, re) < 0 {
 			t.Errorf("no row %s:\n%s", re, s)
 		}

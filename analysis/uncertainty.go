@@ -3,23 +3,57 @@ package analysis
 import (
 	"fmt"
 	"html"
+	"math"
 	"strings"
-	"text/tabwriter"
 )
 
 // ScoreUncertainty is one score of a run with every uncertainty worth
 // showing beside it: the intervals of ScoreIntervals (CLT, Wilson, bootstrap)
 // side by side, and for a group the macro and micro averages and the
-// standard error clustered by member task.
+// standard error clustered by member task. Intervals are clipped to the
+// metric's range (Scale); their Stderr is not, so the unclipped CLT
+// interval is Value ± z·Stderr. An interval that cannot be computed is in
+// Unavailable with the reason, not in Intervals.
 type ScoreUncertainty struct {
-	Task      string     `json:"task"`
-	Metric    string     `json:"metric"`
-	Filter    string     `json:"filter"`
-	N         int        `json:"n"`
-	Intervals []Interval `json:"intervals"`
+	Task   string `json:"task"`
+	Metric string `json:"metric"`
+	Filter string `json:"filter"`
+	N      int    `json:"n"`
+	// Value is the score: the mean of the per-document values, or the
+	// results file's value.
+	Value float64 `json:"value"`
+	// Scale is the metric's range and the unit it is shown in.
+	Scale Scale `json:"scale"`
+	// Source is SourceSamples, or SourceResults for a score the samples
+	// do not have: then the CLT interval is lm-eval's own stderr.
+	Source      string        `json:"source"`
+	Intervals   []Interval    `json:"intervals"`
+	Unavailable []Unavailable `json:"unavailable,omitempty"`
 	// Group is set for a group (e.g. mmlu) of member tasks.
 	Group *GroupUncertainty `json:"group,omitempty"`
 }
+
+// Where a score comes from.
+const (
+	SourceSamples = "samples"
+	SourceResults = "results file"
+)
+
+// Unavailable is a statistic that cannot be computed, and why: "1
+// document", "not 0/1", "no samples".
+type Unavailable struct {
+	Method string `json:"method"`
+	Why    string `json:"why"`
+}
+
+// Reasons a statistic is not available, as the views print them after
+// "n/a: ".
+const (
+	whyOneDocument = "1 document"
+	whyNotBinary   = "not 0/1"
+	whyNoSamples   = "no samples"
+	whyNoStderr    = "lm-eval wrote no stderr"
+)
 
 // GroupUncertainty describes a group's score over its leaf tasks.
 type GroupUncertainty struct {
@@ -36,19 +70,25 @@ type Uncertainties struct {
 	Run    string             `json:"run"`
 	Level  float64            `json:"level"`
 	Scores []ScoreUncertainty `json:"scores"`
+	// Trimmed names the series whose samples log fewer documents than
+	// lm-eval scored; never nil.
+	Trimmed []Trimmed `json:"trimmed_samples"`
 }
 
 // Uncertainty computes, for every task, metric and filter of a run, the
 // intervals of ScoreIntervals, and for every group of the results file the
-// macro/micro averages and clustered standard error over its leaves.
+// macro/micro averages and clustered standard error over its leaves. A
+// score of the results file that the samples do not have (none logged) is
+// shown with lm-eval's value and stderr.
 func Uncertainty(sc *Scores, level float64, seed uint64) *Uncertainties {
 	if level == 0 {
 		level = 0.95
 	}
-	out := &Uncertainties{Run: sc.Run.Output.Path(), Level: level}
+	out := &Uncertainties{Run: sc.Run.Output.Path(), Level: level, Trimmed: append([]Trimmed{}, sc.Trimmed...)}
+	shown := map[[3]string]bool{}
 	for _, s := range sc.Series {
-		out.Scores = append(out.Scores, ScoreUncertainty{Task: s.Task, Metric: s.Metric, Filter: s.Filter, N: len(s.Values),
-			Intervals: ScoreIntervals(s.Values, level, seed)})
+		shown[[3]string{s.Task, s.Metric, s.Filter}] = true
+		out.Scores = append(out.Scores, seriesUncertainty(s.Task, s.Metric, s.Filter, s.Values, level, seed))
 	}
 	r := sc.Run.Output.Results
 	if r == nil {
@@ -94,58 +134,128 @@ func Uncertainty(sc *Scores, level float64, seed uint64) *Uncertainties {
 			g := &GroupUncertainty{Averages: av,
 				Clustered:          ClusteredStderr(all, clusters, false),
 				ClusteredCorrected: ClusteredStderr(all, clusters, true)}
-			out.Scores = append(out.Scores, ScoreUncertainty{Task: st.Group, Metric: s.Metric, Filter: s.Filter, N: len(all),
-				Intervals: ScoreIntervals(all, level, seed), Group: g})
+			su := seriesUncertainty(st.Group, s.Metric, s.Filter, all, level, seed)
+			su.Group = g
+			shown[[3]string{st.Group, s.Metric, s.Filter}] = true
+			out.Scores = append(out.Scores, su)
+		}
+	}
+	for _, rep := range sc.Reported {
+		if shown[[3]string{rep.Task, rep.Metric, rep.Filter}] {
+			continue
+		}
+		out.Scores = append(out.Scores, reportedUncertainty(rep, level))
+	}
+	return out
+}
+
+// seriesUncertainty is the intervals of per-document values, clipped to
+// the metric's scale, with the ones that cannot be computed named.
+func seriesUncertainty(task, metric, filter string, xs []float64, level float64, seed uint64) ScoreUncertainty {
+	su := ScoreUncertainty{Task: task, Metric: metric, Filter: filter, N: len(xs), Scale: ScaleOf(metric, xs...), Source: SourceSamples}
+	ivs := ScoreIntervals(xs, level, seed)
+	if len(ivs) > 0 {
+		su.Value = ivs[0].Value
+	}
+	has := map[string]bool{}
+	for _, iv := range ivs {
+		has[iv.Method] = true
+		if len(xs) < 2 && iv.Method != "wilson" {
+			// No spread from one document: the CLT stderr is NaN and a
+			// bootstrap of one value is a point.
+			su.Unavailable = append(su.Unavailable, Unavailable{iv.Method, whyOneDocument})
+			continue
+		}
+		iv.Lo, iv.Hi = su.Scale.Clip(iv.Lo, iv.Hi)
+		su.Intervals = append(su.Intervals, iv)
+	}
+	if !has["wilson"] && len(xs) > 0 {
+		su.Unavailable = append(su.Unavailable, Unavailable{"wilson", whyNotBinary})
+	}
+	return su
+}
+
+// reportedUncertainty is a results file's score: its CLT interval from
+// lm-eval's stderr, nothing that needs the documents.
+func reportedUncertainty(rep Reported, level float64) ScoreUncertainty {
+	su := ScoreUncertainty{Task: rep.Task, Metric: rep.Metric, Filter: rep.Filter, N: rep.N, Value: rep.Value,
+		Scale: ScaleOf(rep.Metric, rep.Value), Source: SourceResults}
+	if math.IsNaN(rep.Stderr) {
+		su.Unavailable = append(su.Unavailable, Unavailable{"clt", whyNoStderr})
+	} else {
+		lo, hi := CLTInterval(rep.Value, rep.Stderr, level)
+		lo, hi = su.Scale.Clip(lo, hi)
+		su.Intervals = append(su.Intervals, Interval{Value: rep.Value, Stderr: rep.Stderr, Lo: lo, Hi: hi, N: rep.N, Method: "clt"})
+	}
+	su.Unavailable = append(su.Unavailable, Unavailable{"wilson", whyNoSamples}, Unavailable{"bootstrap", whyNoSamples})
+	return su
+}
+
+// cell is the text of one method's interval, or why there is none.
+func (s ScoreUncertainty) cell(method string, withSE bool) string {
+	for _, iv := range s.Intervals {
+		if iv.Method == method {
+			c := s.Scale.FormatCI(iv.Lo, iv.Hi, false)
+			if withSE {
+				c += " SE " + s.Scale.Format(iv.Stderr)
+			}
+			return c
+		}
+	}
+	for _, u := range s.Unavailable {
+		if u.Method == method {
+			return "n/a: " + u.Why
+		}
+	}
+	return "n/a"
+}
+
+// String renders the uncertainties as a table, each score in its unit,
+// with the trimmed samples and the groups' averages below.
+func (u *Uncertainties) String() string {
+	var b strings.Builder
+	b.WriteString(u.Table().String())
+	if notes := u.notes(); len(notes) > 0 {
+		b.WriteString("\n" + strings.Join(notes, "\n") + "\n")
+	}
+	return b.String()
+}
+
+// notes are the lines below the table: where rows come from the results
+// file, the trimmed samples, and the groups' averages.
+func (u *Uncertainties) notes() []string {
+	var out []string
+	for _, s := range u.Scores {
+		if s.Source == SourceResults {
+			out = append(out, "rows from results file, no samples: lm-eval's value and stderr; no per-document statistics")
+			break
+		}
+	}
+	for _, t := range u.Trimmed {
+		out = append(out, "warning: "+t.String())
+	}
+	for _, s := range u.Scores {
+		if s.Group != nil {
+			out = append(out, s.groupLine())
 		}
 	}
 	return out
 }
 
-// String renders the uncertainties as a table, in points.
-func (u *Uncertainties) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%.0f %% intervals, points)\n", u.Run, 100*u.Level)
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tMETRIC\tFILTER\tN\tSCORE\tCLT\tWILSON\tBOOTSTRAP")
-	for _, s := range u.Scores {
-		cells := map[string]string{}
-		score := "-"
-		for _, iv := range s.Intervals {
-			cells[iv.Method] = fmt.Sprintf("[%.2f, %.2f]", 100*iv.Lo, 100*iv.Hi)
-			score = fmt.Sprintf("%.2f", 100*iv.Value)
-		}
-		cell := func(m string) string {
-			if c, ok := cells[m]; ok {
-				return c
-			}
-			return "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", s.Task, s.Metric, s.Filter, s.N, score, cell("clt"), cell("wilson"), cell("bootstrap"))
-	}
-	tw.Flush()
-	for _, s := range u.Scores {
-		if s.Group != nil {
-			fmt.Fprintf(&b, "\n%s\n", s.groupLine())
-		}
-	}
-	return b.String()
-}
-
 // groupLine describes a group's averages in one sentence.
 func (s ScoreUncertainty) groupLine() string {
 	g := s.Group
-	return fmt.Sprintf("%s %s,%s over %d members: micro %.2f ± %.2f, macro %.2f ± %.2f (the mean of the member scores, what model cards usually report); SE clustered by member %.2f (%.2f with the finite-cluster correction)",
-		s.Task, s.Metric, s.Filter, g.K, 100*g.Micro, 100*g.MicroStderr, 100*g.Macro, 100*g.MacroStderr, 100*g.Clustered, 100*g.ClusteredCorrected)
+	f := s.Scale.Format
+	return fmt.Sprintf("%s %s,%s over %d members (%s): micro %s ± %s, macro %s ± %s (the mean of the member scores, what model cards usually report); SE clustered by member %s (%s with the finite-cluster correction)",
+		s.Task, s.Metric, s.Filter, g.K, s.Scale.Unit, f(g.Micro), f(g.MicroStderr), f(g.Macro), f(g.MacroStderr), f(g.Clustered), f(g.ClusteredCorrected))
 }
 
-// HTML renders the table for a notebook, with the groups' averages below.
+// HTML renders the table for a notebook, with the notes below.
 func (u *Uncertainties) HTML() string {
 	var b strings.Builder
 	b.WriteString(u.Table().HTML())
-	for _, s := range u.Scores {
-		if s.Group != nil {
-			b.WriteString("\n<p>" + html.EscapeString(s.groupLine()) + "</p>")
-		}
+	for _, n := range u.notes() {
+		b.WriteString("\n<p>" + html.EscapeString(n) + "</p>")
 	}
 	return b.String()
 }

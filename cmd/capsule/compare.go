@@ -37,10 +37,26 @@ members' documents joined, when its score is the mean of those documents
 the documents whose prompt changed (prompt_hash) and diffs the first few,
 with trailing whitespace (·) and line ends (⏎) made visible.
 
-A run is a run directory (run.json and output/), an lm-eval output
-directory, or a results file.
+Each row is in its metric's unit: points (×100) for metrics bounded in
+[0, 1] (acc, exact_match), the metric's own unit otherwise (bleu_max on
+0-100, perplexity), as the unit column says; intervals are clipped to the
+range of a difference. A statistic that cannot be computed says why
+("n/a: not 0/1", "n/a: 1 document"). n is the documents both runs logged;
+a run whose samples log fewer documents than lm-eval scored (n-samples)
+is named in a warning.
 
-` + exitCodes(code{exitUsage, "usage or input error, or runs that cannot be paired (other documents, no common task)"}, codeInterrupted),
+A run is a run directory (run.json and output/), an lm-eval output
+directory, or a results file. A score the samples do not have (a results
+file without samples, a task not logged) is compared unpaired, from the two
+results files' values and stderrs: "from results file, no samples: no
+paired statistics".
+
+compare reports differences and does not judge them: it exits 0 once the
+comparison is made, however large Δ is, also when a run does not re-score
+to its own numbers (warned on stderr, see capsule rescore).
+
+` + exitCodes(code{exitFailed, "an internal error only (a bug); never a difference between the runs"},
+			code{exitUsage, "usage or input error, or runs that cannot be paired (other documents, no common task)"}, codeInterrupted),
 		Example: `  capsule compare runs/baseline runs/chat-template
   capsule compare --json a/results_2025-08-07T11-42-40.066002.json b/`,
 		Args: usageArgs(cobra.ExactArgs(2)),
@@ -68,6 +84,28 @@ func loadScores(ctx context.Context, path string, io streams) (*analysis.Scores,
 	if err != nil {
 		return nil, err
 	}
+	warnRescore(sc, path, io)
+	return sc, nil
+}
+
+// loadReported is loadScores for showing a run: a results file without
+// samples is read from the file alone (analysis.LoadReported).
+func loadReported(ctx context.Context, path string, io streams) (*analysis.Scores, error) {
+	run, err := harness.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := analysis.LoadReported(ctx, run, analysis.RescoreOptions{})
+	if err != nil {
+		return nil, err
+	}
+	warnRescore(sc, path, io)
+	return sc, nil
+}
+
+// warnRescore reports, on stderr, a re-scoring that did not reproduce the
+// run's own numbers.
+func warnRescore(sc *analysis.Scores, path string, io streams) {
 	for _, c := range sc.Report.Checks {
 		switch {
 		case c.Status != analysis.StatusDiffers:
@@ -77,15 +115,14 @@ func loadScores(ctx context.Context, path string, io streams) (*analysis.Scores,
 			fmt.Fprintf(io.err, "capsule: warning: %s: %s %s,%s does not re-score to what lm-eval reported (see capsule rescore)\n", path, c.Task, c.Metric, c.Filter)
 		}
 	}
-	return sc, nil
 }
 
 func runCompare(ctx context.Context, opts compareOptions, pathA, pathB string, io streams) error {
-	a, err := loadScores(ctx, pathA, io)
+	a, err := loadReported(ctx, pathA, io)
 	if err != nil {
 		return err
 	}
-	b, err := loadScores(ctx, pathB, io)
+	b, err := loadReported(ctx, pathB, io)
 	if err != nil {
 		return err
 	}
@@ -93,7 +130,7 @@ func runCompare(ctx context.Context, opts compareOptions, pathA, pathB string, i
 	if diffs == 0 {
 		diffs = -1
 	}
-	cs, err := analysis.Compare(a, b, analysis.CompareOptions{Resamples: opts.resamples, Seed: opts.seed, Intersect: opts.intersect, PromptDiffs: diffs, Groups: true})
+	cs, err := analysis.Compare(a, b, analysis.CompareOptions{Resamples: opts.resamples, Seed: opts.seed, Intersect: opts.intersect, PromptDiffs: diffs, Groups: true, Unpaired: true})
 	if err != nil {
 		return err
 	}

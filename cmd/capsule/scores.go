@@ -28,6 +28,15 @@ what lm-eval reports) beside the macro average (the mean of the subjects,
 what model cards usually report), and the standard error clustered by
 subject (Miller 2024) with and without the finite-cluster correction.
 
+Each row is in its metric's unit, named in the unit column: points (×100)
+for metrics bounded in [0, 1] (acc, exact_match), the metric's own unit
+otherwise (bleu_max on 0-100, mcc in [-1, 1], perplexity); an unknown metric
+is shown as logged. Intervals are clipped to the metric's range. An interval
+that cannot be computed says why ("n/a: 1 document", "n/a: not 0/1"). A
+task whose samples log fewer documents than lm-eval scored (n-samples) is
+named in a warning. A score the samples do not have (a results file without
+samples) is shown from the results file with lm-eval's own stderr.
+
 ` + exitCodes(codeUsage, codeInterrupted),
 		Example: `  capsule scores runs/baseline
   capsule scores --json --level 0.9 runs/baseline`,
@@ -47,7 +56,7 @@ subject (Miller 2024) with and without the finite-cluster correction.
 }
 
 func runScores(ctx context.Context, opts scoresOptions, path string, io streams) error {
-	sc, err := loadScores(ctx, path, io)
+	sc, err := loadReported(ctx, path, io)
 	if err != nil {
 		return err
 	}
