@@ -48,9 +48,15 @@ Each check has a level:
                 otherwise: reported is what lm-eval wrote, recomputed what
                 run.json says (only for a run directory capsule made, with
                 run.json beside output/; only fields that differ are shown)
-and a status: exact (identical to the last bit), differs, or
-not-recomputable. Samples without a results file are still checked per
-document; their aggregates are shown as recomputed only.
+  input         a file that cannot be read as lm-eval wrote it (a samples
+                line split over several lines, a field missing, a results
+                file that does not parse): the reason names the file, the
+                line and the problem; the other files are still checked
+and a status: exact (identical to the last bit), differs, not-recomputable,
+or error (input). Samples without a results file are still checked per
+document; their aggregates are shown as recomputed only. A samples file
+given as PATH checks its own run: the results file of its timestamp and
+that run's samples.
 
 ` + exitCodes(code{exitFailed, "some recomputed number differs from what lm-eval reported, or lm-eval recorded a setting otherwise than run.json"}, codeUsage, codeInterrupted),
 		Example: `  capsule rescore results/meta-llama__Llama-3.2-1B-Instruct/
@@ -68,7 +74,7 @@ document; their aggregates are shown as recomputed only.
 }
 
 func runRescore(ctx context.Context, opts rescoreOptions, paths []string, io streams) error {
-	outs, err := harness.Find(paths...)
+	outs, err := harness.FindAll(paths...)
 	if err != nil {
 		return err
 	}
@@ -109,6 +115,15 @@ func runRescore(ctx context.Context, opts rescoreOptions, paths []string, io str
 		for _, w := range r.Warnings {
 			fmt.Fprintf(io.err, "capsule: warning: %s: %s\n", r.Path, w)
 		}
+	}
+	// A file that cannot be read is an input error, said once every
+	// other check is printed.
+	if errs := rep.Errors(); len(errs) > 0 {
+		more := ""
+		if len(errs) > 1 {
+			more = fmt.Sprintf(" (and %d more files that cannot be read, listed above)", len(errs)-1)
+		}
+		return fmt.Errorf("%w%s", errs[0].Err, more)
 	}
 	if _, differs, _ := rep.Counts(); differs > 0 {
 		return errChecksFailed
