@@ -735,7 +735,7 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 	var firstVal, firstErr Number
 	for i, rule := range st.pyRules {
 		ac.rule = rule
-		val, se, why, err := aggregateWith(agg, items, pairs, kind, ac)
+		val, se, why, ruleMatters, err := aggregateWith(agg, items, pairs, kind, ac)
 		if err != nil {
 			return st.incomplete(c, notes, perDocDiffers, err.Error())
 		}
@@ -743,12 +743,12 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 			firstVal, firstErr = val, se
 		}
 		ruleNote := why
-		if kind != NumpyFloat && len(st.pyRules) > 1 {
-			ruleNote += fmt.Sprintf(", %s summation (Python version unknown)", rule)
-		} else if kind != NumpyFloat {
-			ruleNote += fmt.Sprintf(", %s summation (Python %s, %s items)", rule, st.python, kind)
-		} else {
-			ruleNote += fmt.Sprintf(", naive summation (%s items)", kind)
+		switch {
+		case !ruleMatters:
+		case len(st.pyRules) > 1:
+			ruleNote += fmt.Sprintf("; %s is CPython's sum() of floats on a Python version not known", rule)
+		default:
+			ruleNote += fmt.Sprintf("; %s is CPython %s's sum() of floats", rule, st.python)
 		}
 		tried = append(tried, ruleNote)
 		if st.res == nil || (val.Equal(c.Reported) && se.Equal(c.ReportedStderr)) {
@@ -766,8 +766,8 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 			}
 			return c
 		}
-		if kind == NumpyFloat {
-			break // the rule does not change numpy sums
+		if !ruleMatters {
+			break // no sum follows the rule: another gives the same bits
 		}
 	}
 	c.Recomputed, c.RecomputedStderr = firstVal, firstErr
