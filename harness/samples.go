@@ -180,8 +180,11 @@ func (r *SampleReader) Next() (*Sample, error) {
 func (r *SampleReader) splitObject(first []byte, se *syntaxError) error {
 	line := r.line
 	joined := first
-	var p parser
-	var s Sample
+	// Where the object closes is found by one scan over the bytes
+	// (strings and nesting), so that the look-ahead costs linear time;
+	// the object is parsed once, when it closes.
+	var sc objectScan
+	sc.feed(joined)
 	for extra := 1; ; extra++ {
 		next, err := r.nextLine()
 		if err != nil || (next != nil && len(joined)+1+len(next) > r.max) {
@@ -193,17 +196,63 @@ func (r *SampleReader) splitObject(first []byte, se *syntaxError) error {
 			}
 			return r.errAt(line, fmt.Errorf("%w: the JSON object that starts on this line is not complete when the file ends, %d lines later (lm-eval writes one object per line)", ErrTruncated, extra-1))
 		}
+		if next[0] == '{' {
+			// A line that is a whole sample of its own starts the next
+			// object: the one before it was cut, not continued.
+			var p parser
+			var s Sample
+			if parseSample(&p, next, &s) == nil {
+				break
+			}
+		}
+		start := len(joined)
 		joined = append(append(joined, '\n'), next...)
-		err = parseSample(&p, joined, &s)
-		if err == nil {
+		if !sc.feed(joined[start:]) {
+			continue
+		}
+		var p parser
+		var s Sample
+		if parseSample(&p, joined, &s) == nil {
 			return r.errAt(line, fmt.Errorf("%w: a JSON object continues over %d lines, to line %d (lm-eval writes one per line)", ErrNotLMEval, extra+1, r.line))
 		}
-		var more *syntaxError
-		if !errors.As(err, &more) || more.off < len(joined) {
-			break
-		}
+		break
 	}
 	return r.errAt(line, fmt.Errorf("%w: the line ends in the middle of a JSON object (%s) and the next line does not continue it; lm-eval writes one complete object per line", ErrSyntax, se.msg))
+}
+
+// objectScan follows the nesting of JSON text fed to it in pieces.
+type objectScan struct {
+	depth     int
+	inStr     bool
+	esc, open bool
+}
+
+// feed scans b and reports whether the outermost value closed in it.
+func (sc *objectScan) feed(b []byte) bool {
+	for _, c := range b {
+		switch {
+		case sc.inStr:
+			switch {
+			case sc.esc:
+				sc.esc = false
+			case c == '\\':
+				sc.esc = true
+			case c == '"':
+				sc.inStr = false
+			}
+		case c == '"':
+			sc.inStr = true
+		case c == '{' || c == '[':
+			sc.depth++
+			sc.open = true
+		case c == '}' || c == ']':
+			sc.depth--
+			if sc.open && sc.depth <= 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // detect peeks at the first non-blank byte: '[' is the old array format.
