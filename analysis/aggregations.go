@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/evalcapsule/evalcapsule/internal/pynum"
 )
@@ -21,7 +22,82 @@ type aggContext struct {
 // the per-doc values; pairs the per-doc tuples of the aggregations that take
 // them (f1, mcc: (gold, pred); weighted_perplexity, bits_per_byte:
 // (loglikelihood, length)).
-func aggregateWith(agg string, items []float64, pairs [][]float64, kind PyKind, ac aggContext) (val, se Number, why string, err error) {
+//
+// why names the aggregation, the stderr and the summation each sum used:
+// the rule of ac where CPython's sum() follows it (Python floats), naive
+// where it does not (numpy scalars, exact ints). ruleMatters reports
+// whether ac.rule changed any sum, that is whether another rule could give
+// other bits.
+func aggregateWith(agg string, items []float64, pairs [][]float64, kind PyKind, ac aggContext) (val, se Number, why string, ruleMatters bool, err error) {
+	val, se, why, err = aggregateItems(agg, items, pairs, kind, ac)
+	if err != nil {
+		return val, se, "", false, err
+	}
+	n := len(items)
+	if pairs != nil {
+		n = len(pairs)
+	}
+	var notes []string
+	note := func(what string, k PyKind) {
+		s := summationOf(k, ac.rule)
+		if s == ac.rule && k == PyFloat {
+			ruleMatters = true
+		}
+		if k == PyInt {
+			notes = append(notes, what+": exact sum of int")
+			return
+		}
+		notes = append(notes, fmt.Sprintf("%s: %s summation of %s", what, s, k))
+	}
+	switch agg {
+	case "mean":
+		note("value", kind)
+	case "perplexity":
+		note("value", kind)
+	case "nanmean":
+		notes = append(notes, "value: numpy's nanmean")
+	case "weighted_perplexity", "bits_per_byte":
+		note("value", PyFloat)
+	}
+	switch StderrFor(ac.metric, agg, ac.iters, n, ac.patch).Method {
+	case StderrMean:
+		dev := PyFloat
+		if kind == NumpyFloat {
+			dev = NumpyFloat
+		}
+		note("stderr", dev)
+	case StderrBootstrap:
+		note("stderr", bootstrapKind(agg, kind))
+	}
+	if len(notes) > 0 {
+		why += " (" + strings.Join(notes, "; ") + ")"
+	}
+	return val, se, why, ruleMatters, nil
+}
+
+// summationOf is the summation CPython's sum() applies to items of kind k
+// under rule: compensated only for Python floats from 3.12; ints add
+// exactly and numpy scalars take the generic, plain path.
+func summationOf(k PyKind, rule Summation) Summation {
+	if k == PyFloat {
+		return rule
+	}
+	return Naive
+}
+
+// bootstrapKind is the Python type of the bootstrap replicates of agg, as
+// aggregateItems passes it to BootstrapStderr.
+func bootstrapKind(agg string, kind PyKind) PyKind {
+	switch agg {
+	case "perplexity", "matthews_corrcoef":
+		return PyFloat
+	case "nanmean", "f1":
+		return NumpyFloat
+	}
+	return kind
+}
+
+func aggregateItems(agg string, items []float64, pairs [][]float64, kind PyKind, ac aggContext) (val, se Number, why string, err error) {
 	n := len(items)
 	if pairs != nil {
 		n = len(pairs)

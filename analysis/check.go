@@ -31,6 +31,12 @@ const (
 	// lm-eval wrote and Recomputed what run.json says, both as text. Only
 	// a field that differs is a check: its status is differs.
 	LevelRecord Level = "record"
+	// LevelInput: a file of the output cannot be read as lm-eval wrote it
+	// (a samples line split over several lines, a field missing, a results
+	// file that does not parse). Task names the task of a samples file
+	// ("" for a results file); Reason names the file, the line or field,
+	// and the problem. Its status is error; the other files are checked.
+	LevelInput Level = "input"
 )
 
 // Status is the outcome of a check.
@@ -40,6 +46,8 @@ const (
 	StatusExact           Status = "exact"
 	StatusDiffers         Status = "differs"
 	StatusNotRecomputable Status = "not-recomputable"
+	// StatusError: the check of a file that cannot be read (LevelInput).
+	StatusError Status = "error"
 )
 
 // Number is a reported or recomputed number: absent, lm-eval's "N/A", or a
@@ -174,6 +182,8 @@ type Check struct {
 	// DocDiffs lists the first documents whose recomputed per-doc value or
 	// filtered response differs from the logged one.
 	DocDiffs []DocDiff `json:"-"`
+	// Err is the error of a check at LevelInput (a *harness.FileError).
+	Err error `json:"-"`
 }
 
 // DocDiff is one document whose recomputation differs from the log.
@@ -240,7 +250,8 @@ func (r *RescoreReport) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Counts returns how many checks ended in each status.
+// Counts returns how many checks ended in each status; the input errors
+// (status error) are counted by Errors.
 func (r *RescoreReport) Counts() (exact, differs, notRecomputable int) {
 	for _, run := range r.Runs {
 		for _, c := range run.Checks {
@@ -249,10 +260,25 @@ func (r *RescoreReport) Counts() (exact, differs, notRecomputable int) {
 				exact++
 			case StatusDiffers:
 				differs++
+			case StatusError:
 			default:
 				notRecomputable++
 			}
 		}
 	}
 	return
+}
+
+// Errors returns the checks of files that could not be read (status
+// error), in report order.
+func (r *RescoreReport) Errors() []Check {
+	var out []Check
+	for _, run := range r.Runs {
+		for _, c := range run.Checks {
+			if c.Status == StatusError {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }

@@ -25,7 +25,12 @@ func (r *RescoreReport) WriteText(w io.Writer, opts TextOptions) error {
 		run.writeText(&b, opts)
 	}
 	exact, differs, nr := r.Counts()
-	fmt.Fprintf(&b, "\n%d checks: %d exact, %d differ, %d not recomputable\n", exact+differs+nr, exact, differs, nr)
+	errs := len(r.Errors())
+	fmt.Fprintf(&b, "\n%d checks: %d exact, %d differ, %d not recomputable", exact+differs+nr+errs, exact, differs, nr)
+	if errs > 0 {
+		fmt.Fprintf(&b, ", %d input errors (files that cannot be read)", errs)
+	}
+	b.WriteByte('\n')
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -58,8 +63,8 @@ func (run *RunReport) writeText(b *strings.Builder, opts TextOptions) {
 			continue
 		}
 		n := strconv.Itoa(c.N)
-		if c.Level == LevelRecord {
-			n = "-" // a setting, not a count of documents
+		if c.Level == LevelRecord || c.Level == LevelInput {
+			n = "-" // a setting or a file, not a count of documents
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Task, c.Metric, c.Filter, n,
 			c.Reported, c.Recomputed, c.ReportedStderr, c.RecomputedStderr, c.Level, c.Status)
@@ -75,6 +80,10 @@ func (run *RunReport) writeText(b *strings.Builder, opts TextOptions) {
 		}
 		if c.Level == LevelRecord {
 			notes = append(notes, fmt.Sprintf("  record %s (%s): %s", recordName(c), c.Status, c.Reason))
+			continue
+		}
+		if c.Level == LevelInput {
+			notes = append(notes, fmt.Sprintf("  input error: %s", c.Reason))
 			continue
 		}
 		notes = append(notes, fmt.Sprintf("  %s %s,%s (%s): %s", c.Task, c.Metric, c.Filter, c.Status, c.Reason))

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -41,11 +42,15 @@ func (o RescoreOptions) maxDiffs() int {
 
 // Rescore recomputes every metric, stderr and group aggregate of each output
 // from its samples and member values and compares them with what lm-eval
-// reported. Samples files of all outputs are read in parallel. An error is
-// returned only for input that cannot be read (a truncated or malformed
-// file); numbers that differ are reported in the checks.
+// reported. Samples files of all outputs are read in parallel. A file that
+// cannot be read as lm-eval wrote it (a line split over several lines, a
+// field missing, a results file that does not parse: the outputs'
+// harness.Output.Errors too) is one check at LevelInput with status error,
+// naming the file, line and problem; every other file is still checked.
+// An error is returned only when the context ends; numbers that differ are
+// reported in the checks.
 func Rescore(ctx context.Context, outs []*harness.Output, opts RescoreOptions) (*RescoreReport, error) {
-	states, err := rescoreStates(ctx, outs, opts)
+	states, err := readStates(ctx, outs, opts, true)
 	if err != nil {
 		return nil, err
 	}
@@ -56,8 +61,16 @@ func Rescore(ctx context.Context, outs []*harness.Output, opts RescoreOptions) (
 	return rep, nil
 }
 
-// rescoreStates reads every samples file of the outputs, in parallel.
+// rescoreStates reads every samples file of the outputs, in parallel; the
+// first file that cannot be read is the error.
 func rescoreStates(ctx context.Context, outs []*harness.Output, opts RescoreOptions) ([]*runState, error) {
+	return readStates(ctx, outs, opts, false)
+}
+
+// readStates reads every samples file of the outputs, in parallel. With
+// keepGoing, a file that cannot be read is kept in its run's state as an
+// input error rather than returned.
+func readStates(ctx context.Context, outs []*harness.Output, opts RescoreOptions, keepGoing bool) ([]*runState, error) {
 	type job struct {
 		run  int
 		file harness.SampleFile
@@ -76,6 +89,7 @@ func rescoreStates(ctx context.Context, outs []*harness.Output, opts RescoreOpti
 		wg       sync.WaitGroup
 		mu       sync.Mutex
 		firstErr error
+		fileErrs = make([]error, len(jobs))
 		done     int
 		next     = make(chan int)
 	)
@@ -90,6 +104,7 @@ func rescoreStates(ctx context.Context, outs []*harness.Output, opts RescoreOpti
 				st := states[jobs[j].run]
 				acc, err := st.readTask(jobs[j].file, opts.maxDiffs())
 				mu.Lock()
+				fileErrs[j] = err
 				if err != nil && firstErr == nil {
 					firstErr = err
 				}
@@ -107,13 +122,30 @@ func rescoreStates(ctx context.Context, outs []*harness.Output, opts RescoreOpti
 	}
 	close(next)
 	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if firstErr != nil && !keepGoing {
+		return nil, firstErr
+	}
+	for i, o := range outs {
+		if len(o.Errors) == 0 {
+			continue
+		}
+		if !keepGoing {
+			return nil, o.Errors[0]
+		}
+		for _, err := range o.Errors {
+			states[i].fileErrs = append(states[i].fileErrs, fileErr{err: err})
+		}
+	}
 	for j, jb := range jobs {
+		if fileErrs[j] != nil {
+			st := states[jb.run]
+			st.fileErrs = append(st.fileErrs, fileErr{task: jb.file.Task, err: fileErrs[j]})
+			st.badTasks[jb.file.Task] = fileErrs[j]
+			continue
+		}
 		states[jb.run].tasks[jb.file.Task] = results[j]
 	}
 	return states, nil
@@ -131,13 +163,17 @@ type runState struct {
 	scorers map[string]*taskScorer
 	tasks   map[string]*taskAcc
 	warns   []string
+	// fileErrs are the files of the output that cannot be read, in the
+	// order found; badTasks the tasks whose samples file is one of them.
+	fileErrs []fileErr
+	badTasks map[string]error
 	// rec is the run.json of the run the output belongs to, nil for a
 	// bare lm-eval output.
 	rec *harness.RunRecord
 }
 
 func newRunState(o *harness.Output) *runState {
-	st := &runState{out: o, res: o.Results, scorers: map[string]*taskScorer{}, tasks: map[string]*taskAcc{}}
+	st := &runState{out: o, res: o.Results, scorers: map[string]*taskScorer{}, tasks: map[string]*taskAcc{}, badTasks: map[string]error{}}
 	hasFilter, legacy := peekSamples(o)
 	if st.res != nil {
 		st.version = harness.DetectVersion(st.res, hasFilter, legacy)
@@ -177,6 +213,38 @@ func newRunState(o *harness.Output) *runState {
 		st.scorers[f.Task] = newTaskScorer(f.Task, cfg, st.rules)
 	}
 	return st
+}
+
+// fileErr is a file of an output that cannot be read; task is the task of a
+// samples file, "" for a results file.
+type fileErr struct {
+	task string
+	err  error
+}
+
+// inputCheck is the check of a file that cannot be read.
+func inputCheck(fe fileErr) Check {
+	return Check{Task: fe.task, Level: LevelInput, Status: StatusError, Reason: inputReason(fe.err), Err: fe.err}
+}
+
+// inputReason says where a file error is as "file: line 7, column 2:
+// problem", or as the error says it when it is not located in a file.
+func inputReason(err error) string {
+	var fe *harness.FileError
+	if !errors.As(err, &fe) {
+		return err.Error()
+	}
+	loc := fe.Path
+	switch {
+	case fe.Line > 0 && fe.Col > 0:
+		loc += fmt.Sprintf(": line %d, column %d", fe.Line, fe.Col)
+	case fe.Line > 0:
+		loc += fmt.Sprintf(": line %d", fe.Line)
+	}
+	if fe.Field != "" {
+		loc += ": " + fe.Field
+	}
+	return loc + ": " + fe.Err.Error()
 }
 
 // numpyVersionRE finds numpy's version in pretty_env_info's pip list.
@@ -505,6 +573,9 @@ func (st *runState) metricNames(s *harness.Sample, ts *taskScorer, filter string
 // file, followed by what only the samples hold.
 func (st *runState) report() *RunReport {
 	rr := &RunReport{Path: st.out.Path(), PythonVersion: st.python}
+	for _, fe := range st.fileErrs {
+		rr.Checks = append(rr.Checks, inputCheck(fe))
+	}
 	seen := map[string]bool{}
 	key := func(t, m, f string) string { return t + "\x00" + m + "\x00" + f }
 	var groupChecks []int
@@ -542,6 +613,9 @@ func (st *runState) report() *RunReport {
 	rr.LMEvalVersion = st.version.String()
 	if st.res == nil {
 		rr.LMEvalVersion = "unknown (no results file)"
+		if len(st.out.Errors) > 0 {
+			rr.LMEvalVersion = "unknown (the results file cannot be read)"
+		}
 		if st.version.Lo != harness.Releases[0] {
 			rr.LMEvalVersion = "≥" + st.version.Lo.String() + " (no results file)"
 		}
@@ -571,6 +645,14 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 		}
 	}
 	acc, ok := st.tasks[task]
+	if err, bad := st.badTasks[task]; bad && !ok {
+		var fe *harness.FileError
+		path := "its samples file"
+		if errors.As(err, &fe) {
+			path = fe.Path
+		}
+		return none(fmt.Sprintf("%s cannot be read (the input error of this run says why)", path))
+	}
 	if !ok {
 		return none(reasonNoSamples)
 	}
@@ -653,7 +735,7 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 	var firstVal, firstErr Number
 	for i, rule := range st.pyRules {
 		ac.rule = rule
-		val, se, why, err := aggregateWith(agg, items, pairs, kind, ac)
+		val, se, why, ruleMatters, err := aggregateWith(agg, items, pairs, kind, ac)
 		if err != nil {
 			return st.incomplete(c, notes, perDocDiffers, err.Error())
 		}
@@ -661,12 +743,12 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 			firstVal, firstErr = val, se
 		}
 		ruleNote := why
-		if kind != NumpyFloat && len(st.pyRules) > 1 {
-			ruleNote += fmt.Sprintf(", %s summation (Python version unknown)", rule)
-		} else if kind != NumpyFloat {
-			ruleNote += fmt.Sprintf(", %s summation (Python %s, %s items)", rule, st.python, kind)
-		} else {
-			ruleNote += fmt.Sprintf(", naive summation (%s items)", kind)
+		switch {
+		case !ruleMatters:
+		case len(st.pyRules) > 1:
+			ruleNote += fmt.Sprintf("; %s is CPython's sum() of floats on a Python version not known", rule)
+		default:
+			ruleNote += fmt.Sprintf("; %s is CPython %s's sum() of floats", rule, st.python)
 		}
 		tried = append(tried, ruleNote)
 		if st.res == nil || (val.Equal(c.Reported) && se.Equal(c.ReportedStderr)) {
@@ -684,8 +766,8 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 			}
 			return c
 		}
-		if kind == NumpyFloat {
-			break // the rule does not change numpy sums
+		if !ruleMatters {
+			break // no sum follows the rule: another gives the same bits
 		}
 	}
 	c.Recomputed, c.RecomputedStderr = firstVal, firstErr

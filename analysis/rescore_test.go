@@ -240,8 +240,11 @@ func TestDuplicateDocRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = analysis.Rescore(context.Background(), outs, analysis.RescoreOptions{})
-	check("Rescore", err)
+	rep, err := analysis.Rescore(context.Background(), outs, analysis.RescoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("Rescore", inputErr(rep))
 	run, err := harness.Read(out.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -296,8 +299,11 @@ func TestRepeatedDocBlocks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = analysis.Rescore(context.Background(), outs, analysis.RescoreOptions{})
-		return err
+		rep, err := analysis.Rescore(context.Background(), outs, analysis.RescoreOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inputErr(rep)
 	}
 	// Blocks of 3 docs for filters a and b: doc 1 twice in block b.
 	err := rescoreErr(write(3, []int{0, 1, 2, 1, 1, 2}))
@@ -312,4 +318,13 @@ func TestRepeatedDocBlocks(t *testing.T) {
 	if err := rescoreErr(write(10, []int{0, 1, 2, 0, 1, 2})); err != nil {
 		t.Errorf("got %v", err)
 	}
+}
+
+// inputErr is the error of the report's first input check, nil when every
+// file was read.
+func inputErr(rep *analysis.RescoreReport) error {
+	if errs := rep.Errors(); len(errs) > 0 {
+		return errs[0].Err
+	}
+	return nil
 }

@@ -518,6 +518,18 @@ func (ts *taskScorer) rescoreLoglikelihood(s *harness.Sample, filter, outType st
 			needChoices = true
 		}
 	}
+	target := s.Target
+	if ts.targetField != "" {
+		if v, ok := dc.field(ts.targetField); ok {
+			target = v
+		}
+	}
+	// A target that is a choice's text (copa, whose doc_to_target returns
+	// the correct choice) is mapped through choices.index, as lm-eval
+	// does: plain acc needs the choices then too.
+	if textTarget(target) {
+		needChoices = true
+	}
 	nChoices := len(lls)
 	if needChoices || ts.choiceList != nil || ts.choiceField != "" {
 		c, err := ts.choices(s, dc)
@@ -536,12 +548,6 @@ func (ts *taskScorer) rescoreLoglikelihood(s *harness.Sample, filter, outType st
 			if len(choices) > nChoices {
 				choices = choices[:nChoices]
 			}
-		}
-	}
-	target := s.Target
-	if ts.targetField != "" {
-		if v, ok := dc.field(ts.targetField); ok {
-			target = v
 		}
 	}
 	golds, multi, err := mcGold(target, choices, nChoices)
@@ -621,6 +627,32 @@ func contains(xs []string, s string) bool {
 	for _, x := range xs {
 		if x == s {
 			return true
+		}
+	}
+	return false
+}
+
+// textTarget reports whether a multiple-choice target is text rather than
+// an index (or a list holding text), so that the choices are needed to
+// find the gold.
+func textTarget(v harness.Value) bool {
+	switch v.Kind {
+	case harness.String:
+		if l, ok := parsePyList(v.Str); ok && strings.HasPrefix(v.Str, "[") {
+			for _, e := range l {
+				if _, err := strconv.Atoi(e); err != nil {
+					return true
+				}
+			}
+			return false
+		}
+		_, err := strconv.Atoi(v.Str)
+		return err != nil
+	case harness.List:
+		for _, e := range v.List {
+			if textTarget(e) {
+				return true
+			}
 		}
 	}
 	return false

@@ -22,6 +22,14 @@ type Output struct {
 	Dir       string // the directory holding the results file (or the samples)
 	Timestamp string // the shared date_id, "" for v0.4.0-v0.4.2 layouts
 	Samples   []SampleFile
+	// Errors are the files of this output that FindAll could not take as
+	// lm-eval wrote them: a results file that does not parse or is not
+	// one (Results is then nil, and Path names that file), or samples of a
+	// task the results have no entry for (left out of Samples). Each is a
+	// *FileError. Find returns the first instead of the output.
+	Errors []error
+	// bad is the path of a results file that could not be read.
+	bad string
 }
 
 // Path names the output for people: the results file, or the samples
@@ -29,6 +37,9 @@ type Output struct {
 func (o *Output) Path() string {
 	if o.Results != nil {
 		return o.Results.Path
+	}
+	if o.bad != "" {
+		return o.bad
 	}
 	if o.Timestamp != "" {
 		return filepath.Join(o.Dir, "samples_*_"+o.Timestamp+".jsonl")
@@ -79,6 +90,30 @@ var samplesNameRE = regexp.MustCompile(`^samples_(.+)_(\d{4}-\d{2}-\d{2}T\d{2}-\
 // ends in .json). Results files of v0.4.0-v0.4.2 (results.json) are paired
 // with the per-task JSON-array samples beside them.
 func Find(paths ...string) ([]*Output, error) {
+	outs, err := FindAll(paths...)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range outs {
+		if len(o.Errors) > 0 {
+			return nil, o.Errors[0]
+		}
+	}
+	return outs, nil
+}
+
+// FindAll is Find for callers that check every file they can: a file found
+// in a folder that cannot be read as lm-eval wrote it (a results file that
+// does not parse, samples the results do not account for) is named in the
+// Errors of its output instead of ending the search, so that the other
+// files of the folder are still read. A results file named on its own is
+// still an error, as are paths that cannot be searched (links leading out
+// of the folder, FIFOs, devices).
+//
+// A samples file named on its own selects its run: the results file of the
+// same timestamp beside it and that run's other samples files, not the
+// other runs of its folder.
+func FindAll(paths ...string) ([]*Output, error) {
 	var all []*Output
 	for _, p := range paths {
 		outs, err := findOne(p)
@@ -236,10 +271,24 @@ func findOne(root string) ([]*Output, error) {
 			return nil, err
 		}
 		isSamples := len(f.samples) == 1
+		ownTS := ""
+		if isSamples {
+			ownTS = f.samples[0].ts
+		}
 		for _, e := range entries {
 			p := filepath.Join(dir, e.Name())
 			if p == given {
 				continue
+			}
+			if isSamples {
+				// Its own run only: files of the same timestamp.
+				if m := samplesNameRE.FindStringSubmatch(e.Name()); m != nil {
+					if m[2] != ownTS {
+						continue
+					}
+				} else if !strings.HasSuffix(e.Name(), ".json") || fileTimestamp(e.Name()) != ownTS {
+					continue
+				}
 			}
 			if isSamples || samplesNameRE.MatchString(e.Name()) || strings.HasSuffix(e.Name(), ".jsonl") {
 				if err := f.entry(realDir, p, filepath.Join(realDir, e.Name()), e.Type(), false); err != nil {
@@ -292,8 +341,25 @@ func findOne(root string) ([]*Output, error) {
 		} else {
 			r, err = sniffResults(c.path)
 		}
-		if err != nil {
+		if err != nil && (explicit || !isFileError(err)) {
 			return nil, err
+		}
+		if err != nil {
+			// A damaged results file found in a folder: an output of its
+			// own, with the samples of its timestamp, so that its runs'
+			// samples are not taken for another run's.
+			o := &Output{Dir: c.dir, Timestamp: c.ts, bad: c.path, Errors: []error{err}}
+			if c.ts != "" {
+				for _, s := range f.samples {
+					if s.ts == c.ts && s.dir == c.dir && !used[s.real] {
+						o.Samples = append(o.Samples, SampleFile{Task: s.task, Path: s.path})
+						used[s.real] = true
+					}
+				}
+			}
+			sortSamples(o)
+			outs = append(outs, o)
+			continue
 		}
 		if r == nil {
 			continue // some other JSON file in the tree
@@ -321,9 +387,7 @@ func findOne(root string) ([]*Output, error) {
 				}
 			}
 		}
-		if err := checkTasks(o); err != nil {
-			return nil, err
-		}
+		checkTasks(o)
 		sortSamples(o)
 		outs = append(outs, o)
 	}
@@ -387,19 +451,26 @@ func sniffResults(path string) (*Results, error) {
 
 // checkTasks refuses samples of a task the results have no entry for:
 // lm-eval reports every task it logs samples of, so such samples come from
-// another run.
-func checkTasks(o *Output) error {
+// another run. They are left out of the output and named in its Errors.
+func checkTasks(o *Output) {
+	kept := o.Samples[:0]
 	for _, s := range o.Samples {
 		if _, ok := o.Results.Task(s.Task); ok {
+			kept = append(kept, s)
 			continue
 		}
 		where := s.Path
 		if where == "" {
 			where = o.Results.Path
 		}
-		return &FileError{Path: where, Err: fmt.Errorf("%w: samples of task %q, which %s has no entry for in \"results\" (it has %s)", ErrStraySamples, s.Task, o.Results.Path, taskList(o.Results))}
+		o.Errors = append(o.Errors, &FileError{Path: where, Err: fmt.Errorf("%w: samples of task %q, which %s has no entry for in \"results\" (it has %s)", ErrStraySamples, s.Task, o.Results.Path, taskList(o.Results))})
 	}
-	return nil
+	o.Samples = kept
+}
+
+func isFileError(err error) bool {
+	var fe *FileError
+	return errors.As(err, &fe)
 }
 
 func taskList(r *Results) string {

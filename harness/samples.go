@@ -30,6 +30,8 @@ type Sample struct {
 
 	Doc       []byte
 	Arguments []byte
+
+	present []string // which of resps and filtered_resps the line has
 }
 
 // Field is one key and value of a samples line.
@@ -55,6 +57,7 @@ func (s *Sample) Clone() *Sample {
 	c.Arguments = append([]byte(nil), s.Arguments...)
 	c.Values = append([]Field(nil), s.Values...)
 	c.Metrics = append([]string(nil), s.Metrics...)
+	c.present = append([]string(nil), s.present...)
 	return &c
 }
 
@@ -159,12 +162,97 @@ func (r *SampleReader) Next() (*Sample, error) {
 		r.done = true
 		var se *syntaxError
 		if errors.As(err, &se) {
+			if se.off >= len(raw) && !r.array {
+				return nil, r.splitObject(append([]byte(nil), raw...), se)
+			}
 			return nil, se.fileError(r.path, len(raw), func(off int) (int, int) { return r.line, off + 1 })
 		}
 		return nil, r.errAt(r.line, err)
 	}
 	s.Line = r.line
 	return s, nil
+}
+
+// splitObject says why a line that ends in the middle of its JSON object
+// (se) is not a samples line: the file ends there (truncated), the object
+// goes on over the next lines (pretty-printed, not JSON Lines), or the next
+// line does not continue it. It reads on at most MaxSampleLine bytes.
+func (r *SampleReader) splitObject(first []byte, se *syntaxError) error {
+	line := r.line
+	joined := first
+	// Where the object closes is found by one scan over the bytes
+	// (strings and nesting), so that the look-ahead costs linear time;
+	// the object is parsed once, when it closes.
+	var sc objectScan
+	sc.feed(joined)
+	for extra := 1; ; extra++ {
+		next, err := r.nextLine()
+		if err != nil || (next != nil && len(joined)+1+len(next) > r.max) {
+			break
+		}
+		if next == nil {
+			if extra == 1 {
+				return r.errAt(line, fmt.Errorf("%w: the file ends in the middle of the JSON object of its last line (%s)", ErrTruncated, se.msg))
+			}
+			return r.errAt(line, fmt.Errorf("%w: the JSON object that starts on this line is not complete when the file ends, %d lines later (lm-eval writes one object per line)", ErrTruncated, extra-1))
+		}
+		if next[0] == '{' {
+			// A line that is a whole sample of its own starts the next
+			// object: the one before it was cut, not continued.
+			var p parser
+			var s Sample
+			if parseSample(&p, next, &s) == nil {
+				break
+			}
+		}
+		start := len(joined)
+		joined = append(append(joined, '\n'), next...)
+		if !sc.feed(joined[start:]) {
+			continue
+		}
+		var p parser
+		var s Sample
+		if parseSample(&p, joined, &s) == nil {
+			return r.errAt(line, fmt.Errorf("%w: a JSON object continues over %d lines, to line %d (lm-eval writes one per line)", ErrNotLMEval, extra+1, r.line))
+		}
+		break
+	}
+	return r.errAt(line, fmt.Errorf("%w: the line ends in the middle of a JSON object (%s) and the next line does not continue it; lm-eval writes one complete object per line", ErrSyntax, se.msg))
+}
+
+// objectScan follows the nesting of JSON text fed to it in pieces.
+type objectScan struct {
+	depth     int
+	inStr     bool
+	esc, open bool
+}
+
+// feed scans b and reports whether the outermost value closed in it.
+func (sc *objectScan) feed(b []byte) bool {
+	for _, c := range b {
+		switch {
+		case sc.inStr:
+			switch {
+			case sc.esc:
+				sc.esc = false
+			case c == '\\':
+				sc.esc = true
+			case c == '"':
+				sc.inStr = false
+			}
+		case c == '"':
+			sc.inStr = true
+		case c == '{' || c == '[':
+			sc.depth++
+			sc.open = true
+		case c == '}' || c == ']':
+			sc.depth--
+			if sc.open && sc.depth <= 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // detect peeks at the first non-blank byte: '[' is the old array format.
@@ -378,7 +466,7 @@ func (r *SampleReader) nextElement() ([]byte, error) {
 // parseSample fills s from one line. Only the small fields are decoded; the
 // document and the arguments are skipped and kept as raw bytes.
 func parseSample(p *parser, b []byte, s *Sample) error {
-	*s = Sample{Values: s.Values[:0], DocID: -1}
+	*s = Sample{Values: s.Values[:0], DocID: -1, present: s.present[:0]}
 	p.reset(b)
 	err := p.object("sample object", func(key string) (bool, error) {
 		switch key {
@@ -404,12 +492,40 @@ func parseSample(p *parser, b []byte, s *Sample) error {
 		return err
 	}
 	if s.DocID < 0 {
-		return errors.New(`missing "doc_id": not an lm-eval samples line`)
+		return fmt.Errorf(`%w: field "doc_id" is missing`, ErrNotLMEval)
+	}
+	// lm-eval writes every line with its responses and per-doc values;
+	// a line without them was cut down by hand and cannot be re-scored.
+	switch {
+	case s.Resps.Kind == Null && !s.has("resps"):
+		return fmt.Errorf(`%w: field "resps" is missing (lm-eval logs the raw responses on every line)`, ErrNotLMEval)
+	case s.Filtered.Kind == Null && !s.has("filtered_resps"):
+		return fmt.Errorf(`%w: field "filtered_resps" is missing (lm-eval logs the filtered responses on every line)`, ErrNotLMEval)
+	}
+	for _, m := range s.Metrics {
+		if _, ok := s.Value(m); !ok {
+			return fmt.Errorf(`%w: field %q is missing (the line's "metrics" names it)`, ErrNotLMEval, m)
+		}
 	}
 	return nil
 }
 
+// has reports whether the line held key among its fields the reader
+// decodes (resps and filtered_resps may be logged as null).
+func (s *Sample) has(key string) bool {
+	for _, k := range s.present {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Sample) set(key string, v Value) error {
+	switch key {
+	case "resps", "filtered_resps":
+		s.present = append(s.present, key)
+	}
 	switch key {
 	case "doc_id":
 		if v.Kind != Number || !v.IsInt || v.Num < 0 {

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +21,14 @@ type rescoreOptions struct {
 	json     bool
 	diffs    int
 	progress bool
+
+	// The counterfactual: --task with --regex.
+	task        string
+	regex       string
+	groupSelect int
+	filterName  string
+	resamples   int
+	seed        uint64
 }
 
 func newRescoreCmd(io streams) *cobra.Command {
@@ -48,27 +58,137 @@ Each check has a level:
                 otherwise: reported is what lm-eval wrote, recomputed what
                 run.json says (only for a run directory capsule made, with
                 run.json beside output/; only fields that differ are shown)
-and a status: exact (identical to the last bit), differs, or
-not-recomputable. Samples without a results file are still checked per
-document; their aggregates are shown as recomputed only.
+  input         a file that cannot be read as lm-eval wrote it (a samples
+                line split over several lines, a field missing, a results
+                file that does not parse): the reason names the file, the
+                line and the problem; the other files are still checked
+and a status: exact (identical to the last bit), differs, not-recomputable,
+or error (input). Samples without a results file are still checked per
+document; their aggregates are shown as recomputed only. A samples file
+given as PATH checks its own run: the results file of its timestamp and
+that run's samples.
+
+Every check is printed, then the exit code says the worst: 2 when a file
+cannot be read, 1 when a number differs.
+
+With --task and --regex, rescore answers a counterfactual instead: what the
+task of the one run at PATH would score with that regex applied to its
+logged responses (lm-eval's regex filter: re.findall, the match picked by
+--group-select, "[invalid]" when nothing matches, then take_first), scored
+by the task's metric, against the logged filter (--filter-name; by default
+the task's only filter, or strict-match). It prints both scores, the
+paired difference with its bootstrap CI, and the documents that flip each
+way. Only generative (generate_until) tasks have responses to extract from.
 
 ` + exitCodes(code{exitFailed, "some recomputed number differs from what lm-eval reported, or lm-eval recorded a setting otherwise than run.json"}, codeUsage, codeInterrupted),
 		Example: `  capsule rescore results/meta-llama__Llama-3.2-1B-Instruct/
   capsule rescore --json results/ > checks.json
-  capsule rescore out/results_2025-08-07T11-42-40.066002.json`,
+  capsule rescore out/results_2025-08-07T11-42-40.066002.json
+  capsule rescore out/ --task gsm8k --regex 'The answer is (\-?[0-9\.\,]+)'
+  capsule rescore out/ --task gsm8k --regex '(-?[$0-9.,]{2,})|(-?[0-9]+)' --group-select -1 --filter-name strict-match`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f := cmd.Flags()
+			switch {
+			case opts.regex == "" && f.Changed("regex"):
+				return &usageError{errors.New("--regex: the pattern is empty")}
+			case opts.regex != "" && opts.task == "":
+				return &usageError{errors.New("--regex needs --task: the task whose logged responses it extracts from")}
+			case opts.regex == "" && (opts.task != "" || f.Changed("group-select") || f.Changed("filter-name")):
+				return &usageError{errors.New("--task, --group-select and --filter-name ask a counterfactual: give --regex too")}
+			case opts.regex != "" && len(args) != 1:
+				return &usageError{fmt.Errorf("a counterfactual is asked of one run: got %d paths", len(args))}
+			case opts.regex != "":
+				return runCounterfactual(cmd.Context(), opts, args[0], io)
+			}
 			opts.progress = !opts.json && isTerminal(io.err)
 			return runRescore(cmd.Context(), opts, args, io)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print the checks as JSON (schema in DESIGN.md section 4)")
-	cmd.Flags().IntVar(&opts.diffs, "diffs", 3, "show up to this many differing documents per check")
+	f := cmd.Flags()
+	f.BoolVar(&opts.json, "json", false, "print the checks (or the counterfactual) as JSON (schema in DESIGN.md section 4)")
+	f.IntVar(&opts.diffs, "diffs", 3, "show up to this many differing documents per check (flipped documents of a counterfactual)")
+	f.StringVar(&opts.task, "task", "", "counterfactual: the generative task to re-score")
+	f.StringVar(&opts.regex, "regex", "", "counterfactual: the regex (Python re syntax) applied to the task's logged responses")
+	f.IntVar(&opts.groupSelect, "group-select", 0, "counterfactual: which match to take, as lm-eval's group_select (0 first, -1 last)")
+	f.StringVar(&opts.filterName, "filter-name", "", "counterfactual: the logged filter to compare with (default: the task's only one, or strict-match)")
+	f.IntVar(&opts.resamples, "resamples", analysis.DefaultResamples, "counterfactual: paired bootstrap resamples")
+	f.Uint64Var(&opts.seed, "seed", 1, "counterfactual: seed of the bootstrap")
 	return cmd
 }
 
+// runCounterfactual re-scores one task of the run at path under a regex
+// of one's own and compares it with the logged filter.
+func runCounterfactual(ctx context.Context, opts rescoreOptions, path string, io streams) error {
+	if opts.resamples < 1 {
+		return &usageError{fmt.Errorf("--resamples %d: expected at least 1", opts.resamples)}
+	}
+	run, err := harness.Read(path)
+	if err != nil {
+		return err
+	}
+	sc, err := analysis.Load(ctx, run, analysis.RescoreOptions{})
+	if err != nil {
+		return err
+	}
+	rep, err := analysis.CounterfactualScore(sc, analysis.CounterfactualOptions{
+		Task: opts.task, Regex: opts.regex, GroupSelect: opts.groupSelect, Filter: opts.filterName,
+		Compare:  analysis.CompareOptions{Resamples: opts.resamples, Seed: opts.seed},
+		MaxFlips: max(opts.diffs, 1),
+	})
+	var re *analysis.RegexError
+	if errors.As(err, &re) {
+		return &usageError{fmt.Errorf("--regex: %w", err)}
+	}
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		return writeJSON(io.out, rep)
+	}
+	return writeCounterfactual(io.out, rep, opts.diffs)
+}
+
+// writeCounterfactual prints a counterfactual for people.
+func writeCounterfactual(w io.Writer, r *analysis.CounterfactualReport, flips int) error {
+	var b strings.Builder
+	num := func(f float64) string { return harness.FormatFloat(f, false) }
+	fmt.Fprintf(&b, "%s\n  task %s, metric %s: regex '%s' (group_select %d, fallback \"[invalid]\", then take_first)\n  against the logged filter %s\n\n",
+		r.Path, r.Task, r.Metric, r.Regex, r.GroupSelect, r.Filter)
+	c := r.Comparison
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  documents\t%d\n", c.N)
+	reported := ""
+	if r.Reported.Set {
+		reported = fmt.Sprintf("  (the results file reports %s)", r.Reported)
+	}
+	fmt.Fprintf(tw, "  logged %s\t%s%s\n", r.Filter, num(r.Logged), reported)
+	fmt.Fprintf(tw, "  with the regex\t%s\n", num(r.Counterfactual))
+	fmt.Fprintf(tw, "  difference\t%+.4g  CI [%.4g, %.4g] (paired bootstrap, %.0f%%), paired stderr %.4g\n",
+		c.Delta, c.CILow, c.CIHigh, 100*analysis.DefaultLevel, c.PairedStderr)
+	fmt.Fprintf(tw, "  flips\t%d gained (better with the regex), %d lost (worse)\n", r.Gained, r.Lost)
+	tw.Flush()
+	shown := 0
+	for _, f := range r.Flips {
+		if shown == 0 {
+			b.WriteString("\n")
+		}
+		if shown >= flips {
+			break
+		}
+		shown++
+		way := "lost"
+		if f.Gained {
+			way = "gained"
+		}
+		fmt.Fprintf(&b, "  %s doc_id %d (line %d): logged %q → regex %q (%s → %s)\n", way, f.DocID, f.Line, f.Logged, f.Regex, num(f.From), num(f.To))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
 func runRescore(ctx context.Context, opts rescoreOptions, paths []string, io streams) error {
-	outs, err := harness.Find(paths...)
+	outs, err := harness.FindAll(paths...)
 	if err != nil {
 		return err
 	}
@@ -109,6 +229,15 @@ func runRescore(ctx context.Context, opts rescoreOptions, paths []string, io str
 		for _, w := range r.Warnings {
 			fmt.Fprintf(io.err, "capsule: warning: %s: %s\n", r.Path, w)
 		}
+	}
+	// A file that cannot be read is an input error, said once every
+	// other check is printed.
+	if errs := rep.Errors(); len(errs) > 0 {
+		more := ""
+		if len(errs) > 1 {
+			more = fmt.Sprintf(" (and %d more files that cannot be read, listed above)", len(errs)-1)
+		}
+		return fmt.Errorf("%w%s", errs[0].Err, more)
 	}
 	if _, differs, _ := rep.Counts(); differs > 0 {
 		return errChecksFailed
