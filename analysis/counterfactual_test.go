@@ -26,8 +26,8 @@ func lmEvalFixtures(t *testing.T) string {
 	return dir
 }
 
-// reportedValue is what a results file says of metric,filter of a task.
-func reportedValue(r *harness.Results, task, metric, filter string) (float64, bool) {
+// reportedResult is what a results file says of metric,filter of a task.
+func reportedResult(r *harness.Results, task, metric, filter string) (float64, bool) {
 	t, ok := r.Task(task)
 	if !ok {
 		return 0, false
@@ -79,7 +79,7 @@ func TestCounterfactualReproducesLoggedFilters(t *testing.T) {
 				t.Fatalf("%s %s: %v", path, c.filter, err)
 			}
 			t.Logf("%s %s: logged %v, regex %v, reported %v", filepath.Base(path), c.filter, rep.Logged, rep.Counterfactual, rep.Reported)
-			want, ok := reportedValue(res, "gsm8k", "exact_match", c.filter)
+			want, ok := reportedResult(res, "gsm8k", "exact_match", c.filter)
 			if !ok {
 				t.Fatalf("%s: no reported exact_match,%s", path, c.filter)
 			}

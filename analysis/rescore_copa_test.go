@@ -10,48 +10,57 @@ import (
 	"github.com/evalcapsule/evalcapsule/analysis"
 )
 
-// copaRun is a real lm-eval 0.4.13 copa run (sshleifer/tiny-gpt2, --limit
-// 20, CPU), published in github.com/antonsoo/errorbars at commit
-// 05f148ff7ab10a42af8d37f3c072fdc24e5d245d under
-// tests/fixtures/lm_eval_output/sshleifer__tiny-gpt2/. Each row keeps what
-// re-scoring reads of a samples line, as lm-eval wrote it: the target (the
-// correct choice's text, which copa's doc_to_target returns), the two
-// continuations (target_delimiter + choice), their log-likelihoods and the
-// per-document acc lm-eval logged. Its results file reports acc 0.6 and
-// stderr 0.11239029738980327.
-var copaRun = []struct {
+// copaRun is a constructed copa-style run (no real copa samples are in the
+// fixtures): 20 documents in lm-eval's samples format, each with two choices
+// whose text is the target of one of them, as copa's doc_to_target returns
+// the correct choice's text rather than its index. The log-likelihoods are
+// made up so that the higher one is the gold on 12 documents; acc is what
+// lm-eval logs for that (1.0 when the argmax is choices.index(target)), and
+// the results file holds lm-eval's mean and stderr of those 12 ones in 20
+// (0.6 and sqrt(0.6·0.4/19) = 0.11239029738980327, as Python's statistics
+// module computes them).
+var copaRun = func() []struct {
 	target, c1, c2 string
 	ll1, ll2       string
 	acc            string
-}{
-	{" water flowed from the spout.", " the toilet filled with water.", " water flowed from the spout.", "-75.82633972167969", "-86.52076721191406", "0.0"},
-	{" she lost her appetite.", " she poured milk in the bowl.", " she lost her appetite.", "-86.58055877685547", "-64.97540283203125", "1.0"},
-	{" she received her pension.", " she received her pension.", " she paid off her mortgage.", "-64.89643859863281", "-75.75365447998047", "1.0"},
-	{" i shut off the light in the unoccupied room.", " i swept the floor in the unoccupied room.", " i shut off the light in the unoccupied room.", "-118.96208190917969", "-129.98291015625", "0.0"},
-	{" the cook grilled it.", " the cook froze it.", " the cook grilled it.", "-64.94225311279297", "-64.88955688476562", "1.0"},
-	{" i turned his offer down.", " i turned his offer down.", " he persuaded me to buy the product.", "-75.84638977050781", "-97.36912536621094", "1.0"},
-	{" the forecast called for storms.", " the forecast called for storms.", " my friends urged me to go out.", "-75.83258819580078", "-97.47187805175781", "1.0"},
-	{" i was sobbing.", " i was sobbing.", " i was laughing.", "-65.00666809082031", "-54.133785247802734", "0.0"},
-	{" i blew on the wick.", " i blew on the wick.", " i put a match to the wick.", "-86.37724304199219", "-108.14413452148438", "1.0"},
-	{" he had a headache the next day.", " he had a headache the next day.", " he had a runny nose the next day.", "-97.35231018066406", "-119.15193176269531", "1.0"},
-	{" the man rolled the bowling ball down the alley.", " the man rolled the bowling ball down the alley.", " the man dropped the bowling ball on his foot.", "-119.15914154052734", "-119.13768768310547", "0.0"},
-	{" his obituary appeared in the newspaper.", " his family buried him in the cemetery.", " his obituary appeared in the newspaper.", "-97.48870086669922", "-108.13427734375", "0.0"},
-	{" i lost all my data.", " i installed new speakers.", " i lost all my data.", "-65.01414489746094", "-75.84446716308594", "0.0"},
-	{" she believed her superiors were acting unethically.", " she aspired to hold an executive position in the firm.", " she believed her superiors were acting unethically.", "-140.70542907714844", "-119.01612091064453", "1.0"},
-	{" her teammate threw it to her.", " her teammate threw it to her.", " her opponent tried to intercept it.", "-86.67989349365234", "-86.56812286376953", "0.0"},
-	{" the courtroom broke into uproar.", " the courtroom broke into uproar.", " the jury announced its verdict.", "-75.86264038085938", "-75.88494110107422", "1.0"},
-	{" the children trampled through her garden.", " the children hit a ball into her yard.", " the children trampled through her garden.", "-108.20382690429688", "-97.4377670288086", "1.0"},
-	{" they accepted ransom money.", " they accepted ransom money.", " they escaped from jail.", "-64.99008178710938", "-64.95032501220703", "0.0"},
-	{" he cut an onion.", " he ran out of onions.", " he cut an onion.", "-75.76788330078125", "-64.9601821899414", "1.0"},
-	{" she burned her finger on the toaster.", " she burned her finger on the toaster.", " she put a diamond ring on her finger.", "-108.29469299316406", "-108.3210678100586", "1.0"},
-}
+} {
+	rows := make([]struct {
+		target, c1, c2 string
+		ll1, ll2       string
+		acc            string
+	}, 20)
+	for i := range rows {
+		r := &rows[i]
+		r.c1 = fmt.Sprintf(" the first outcome of case %d.", i)
+		r.c2 = fmt.Sprintf(" the second outcome of case %d.", i)
+		gold := i % 2 // the target is the first or the second choice
+		r.target = r.c1
+		if gold == 1 {
+			r.target = r.c2
+		}
+		// Close values on some documents, far apart on others.
+		hi, lo := fmt.Sprintf("-%d.%03d", 60+i, 125+7*i), fmt.Sprintf("-%d.%03d", 60+i+(i%3)*11, 500+3*i)
+		right := i < 12 // the gold has the higher log-likelihood
+		first := (gold == 0) == right
+		if first {
+			r.ll1, r.ll2 = hi, lo
+		} else {
+			r.ll1, r.ll2 = lo, hi
+		}
+		r.acc = "0.0"
+		if right {
+			r.acc = "1.0"
+		}
+	}
+	return rows
+}()
 
-// copaResults is that run's results file as lm-eval wrote it.
+// copaResults is the results file lm-eval writes for such a run.
 const copaResults = `{
   "results": {"copa": {"name": "copa", "alias": "copa", "sample_len": 20, "acc,none": 0.6, "acc_stderr,none": 0.11239029738980327}},
   "n-samples": {"copa": {"original": 100, "effective": 20}},
-  "config": {"model": "hf", "model_args": {"pretrained": "sshleifer/tiny-gpt2"}, "batch_size": 1, "device": "cpu", "limit": 20.0, "bootstrap_iters": 100000, "gen_kwargs": {}, "random_seed": 0, "numpy_seed": 1234, "torch_seed": 1234, "fewshot_seed": 1234},
-  "lm_eval_version": "0.4.13", "model_source": "hf", "model_name": "sshleifer/tiny-gpt2", "model_name_sanitized": "sshleifer__tiny-gpt2", "date": 1790921714.0712206
+  "config": {"model": "hf", "model_args": {"pretrained": "example/constructed"}, "batch_size": 1, "device": "cpu", "limit": 20.0, "bootstrap_iters": 100000, "gen_kwargs": {}, "random_seed": 0, "numpy_seed": 1234, "torch_seed": 1234, "fewshot_seed": 1234},
+  "lm_eval_version": "0.4.13", "model_source": "hf", "model_name": "example/constructed", "model_name_sanitized": "example__constructed", "date": 1790921714.0712206
 }
 `
 
@@ -81,8 +90,8 @@ func writeCopa(t *testing.T, edit func(i int, ll1, ll2 *string)) string {
 
 // TestCopaAccRescored: plain acc of a multiple-choice task whose target is
 // the choice's text is re-scored from the log-likelihoods (argmax, gold by
-// choices.index), matching lm-eval's per-document acc on every line and its
-// aggregate and stderr to the bit.
+// choices.index), matching the per-document acc lm-eval would log on every line and
+// lm-eval's aggregate and stderr to the bit.
 func TestCopaAccRescored(t *testing.T) {
 	c := find(t, rescore(t, writeCopa(t, nil)), "copa", "acc", "none")
 	if c.Level != analysis.LevelRescored || c.Status != analysis.StatusExact || c.N != 20 {
