@@ -13,7 +13,8 @@ import (
 type EnvDiff struct {
 	// Field names what differs: "gpu", "gpu count", "driver", "cuda",
 	// "image", "lm-eval version", "lm-eval commit", "lm-eval dirty",
-	// "python", "package <name>", "environment".
+	// "python", "python packages", "package <name>", "environment (...)"
+	// when neither record holds an environment.
 	Field  string `json:"field"`
 	Packed string `json:"packed"`
 	Rerun  string `json:"rerun"`
@@ -60,7 +61,7 @@ func DiffEnvironments(a, b *harness.RunRecord) []EnvDiff {
 		}
 	}
 	if a.Env == nil && b.Env == nil {
-		out = append(out, EnvDiff{Field: "environment", Unknown: "both"})
+		out = append(out, EnvDiff{Field: "environment (GPU, driver, CUDA, Python, packages)", Unknown: "both"})
 	} else {
 		ea, eb := a.Env, b.Env
 		ga, okA := gpuModels(ea)
