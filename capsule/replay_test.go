@@ -306,3 +306,59 @@ func TestReplayRerunNamesDifferingDocument(t *testing.T) {
 		}
 	}
 }
+
+// a100Runner runs the simulated backend and records, as the machine it ran
+// on, the A100 of a real nvidia-smi -q -x capture.
+type a100Runner struct {
+	simulate.Runner
+	smi []byte
+}
+
+func (r a100Runner) Run(ctx context.Context, dir string, progress func(harness.Progress)) error {
+	if err := r.Runner.Run(ctx, dir, progress); err != nil {
+		return err
+	}
+	rec, err := harness.ReadRecord(dir)
+	if err != nil {
+		return err
+	}
+	x, err := harness.ParseNvidiaSmiXML(r.smi)
+	if err != nil {
+		return err
+	}
+	rec.Env = &harness.Environment{NvidiaSmi: &x, GPUs: x.GPUs, DriverVersion: x.DriverVersion, CUDAVersion: x.CUDAVersion}
+	return harness.WriteRecord(dir, rec)
+}
+
+// A rerun on a machine the packed run did not record names the GPU, driver
+// and CUDA it ran with, the packed side unknown; the environment alone
+// does not fail it.
+func TestReplayRerunListsEnvironment(t *testing.T) {
+	path, _ := filepath.Abs("../../shared/fixtures/nvidia-smi/telegraf-a100-sxm4-v12.xml")
+	smi, err := os.ReadFile(path)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the real nvidia-smi fixtures are missing: %v", err)
+		}
+		t.Skipf("the real nvidia-smi fixtures are missing: %v", err)
+	}
+	c := sweptCapsule(t)
+	rep, err := capsule.Replay(context.Background(), c, capsule.ReplayOptions{Runner: a100Runner{simulate.Runner{Effects: simulate.DefaultEffects()}, smi}, RunnerKind: "simulated"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK {
+		t.Errorf("an environment difference alone fails the replay:\n%s", rep)
+	}
+	text := rep.String()
+	for _, want := range []string{
+		"gpu: packed unknown, rerun NVIDIA A100-SXM4-80GB ×1",
+		"driver: packed unknown, rerun 535.54.03",
+		"cuda: packed unknown, rerun 12.2",
+		"reported, not a failure by itself",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the replay does not say %q:\n%s", want, text)
+		}
+	}
+}
