@@ -40,7 +40,7 @@ func TestReplayReportHTML(t *testing.T) {
 		Diffs: []capsule.ReplayDiff{{Where: "attribution.claims[0].steps[1].delta", Packed: "0.01", Replayed: "0.02"}},
 		Reruns: []study.RerunComparison{
 			{Run: "baseline", Status: "done", OK: false, Tasks: []study.RerunTask{{Task: "gsm8k", Metric: "exact_match", Filter: "strict-match", N: 1319, Packed: 0.41, Rerun: 0.42, Delta: 0.01, CILow: -0.002, CIHigh: 0.022, GenerationsIdentical: 1318, GenerationsDiffer: 1}},
-				Documents: []study.RerunDocuments{{Task: "gsm8k", Documents: 1319, Identical: 1318, Differ: 1, Diffs: []study.DocDiff{{DocID: 17, Kind: study.DiffResponse, Field: "resps[0][0]", Packed: "<b>35</b>", Rerun: "36"}}}},
+				Documents:   []study.RerunDocuments{{Task: "gsm8k", Documents: 1319, Identical: 1318, Differ: 1, Diffs: []study.DocDiff{{DocID: 17, Kind: study.DiffResponse, Field: "resps[0][0]", Packed: "<b>35</b>", Rerun: "36"}}}},
 				Environment: []study.EnvDiff{{Field: "gpu", Packed: "NVIDIA H200 ×1", Rerun: "NVIDIA A100-SXM4-80GB ×1"}, {Field: "python", Rerun: "3.11.9", Unknown: "packed"}}},
 			{Run: "step-1", Status: "failed", Error: "exit status 3"},
 		}}
