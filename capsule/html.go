@@ -32,6 +32,16 @@ func (r *ReplayReport) HTML() string {
 	} else {
 		verdict += "."
 	}
+	if r.Level == "rerun" {
+		switch {
+		case r.OK && r.tolerated() > 0:
+			verdict += fmt.Sprintf(" Reruns: the scores are reproduced; the generations of %d document(s) differ and were tolerated (--tolerate generations).", r.tolerated())
+		case r.OK:
+			verdict += " Reruns: every document and score reproduced."
+		default:
+			verdict += " Reruns: NOT reproduced (see below)."
+		}
+	}
 	if r.Simulated {
 		verdict = "SIMULATED study. " + verdict
 	}
@@ -59,7 +69,7 @@ func (r *ReplayReport) HTML() string {
 	}
 	if len(r.Reruns) > 0 {
 		t := analysis.HTMLTable{Caption: "runs executed again against the packed ones (points)",
-			Head:    []string{"run", "status", "task", "metric", "filter", "n", "packed", "rerun", "Δ", "95 % CI", "generations identical / differ", "max log-likelihood Δ", "ok"},
+			Head:    []string{"run", "status", "task", "metric", "filter", "n", "packed", "rerun", "Δ", "95 % CI", "documents identical / differ", "max log-likelihood Δ", "ok"},
 			Numeric: map[int]bool{5: true, 6: true, 7: true, 8: true, 9: true, 10: true, 11: true}}
 		for _, rc := range r.Reruns {
 			status := rc.Status
@@ -77,6 +87,47 @@ func (r *ReplayReport) HTML() string {
 			}
 		}
 		b.WriteString("\n" + t.HTML())
+		r.docsHTML(&b)
+		r.environmentHTML(&b)
 	}
 	return b.String()
+}
+
+// docsHTML is every document of every rerun that differs from the packed
+// run, with the values around its first difference.
+func (r *ReplayReport) docsHTML(b *strings.Builder) {
+	t := analysis.HTMLTable{Caption: "documents that differ between the packed run and its rerun",
+		Head: []string{"run", "task", "doc", "filter", "kind", "field", "packed", "rerun", "tolerated"}, Numeric: map[int]bool{2: true}}
+	for _, rc := range r.Reruns {
+		for _, d := range rc.Documents {
+			for _, x := range d.Diffs {
+				t.Rows = append(t.Rows, []string{rc.Run, d.Task, fmt.Sprint(x.DocID), x.Filter, x.Kind, x.Field, x.Packed, x.Rerun, fmt.Sprint(x.Tolerated)})
+			}
+		}
+	}
+	if len(t.Rows) > 0 {
+		b.WriteString("\n" + t.HTML())
+	}
+}
+
+// environmentHTML is every difference of each rerun's environment from
+// the packed run's.
+func (r *ReplayReport) environmentHTML(b *strings.Builder) {
+	t := analysis.HTMLTable{Caption: "environment of each rerun against the packed run's (reported; not a failure by itself)",
+		Head: []string{"run", "field", "packed", "rerun"}}
+	for _, rc := range r.Reruns {
+		for _, e := range rc.Environment {
+			pa, pb := e.Packed, e.Rerun
+			if e.Unknown == "packed" || e.Unknown == "both" {
+				pa = "unknown"
+			}
+			if e.Unknown == "rerun" || e.Unknown == "both" {
+				pb = "unknown"
+			}
+			t.Rows = append(t.Rows, []string{rc.Run, e.Field, pa, pb})
+		}
+	}
+	if len(t.Rows) > 0 {
+		b.WriteString("\n" + t.HTML())
+	}
 }

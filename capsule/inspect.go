@@ -39,22 +39,35 @@ type Inspection struct {
 	FileList []FileSummary `json:"file_list,omitempty"`
 }
 
-// RunSummary is one run of an inspected capsule.
+// RunSummary is one run of an inspected capsule: its provenance as its
+// record holds it.
 type RunSummary struct {
-	Name          string   `json:"name"`
-	Label         string   `json:"label,omitempty"`
-	Status        string   `json:"status"`
-	Model         string   `json:"model"`
-	Revision      string   `json:"revision,omitempty"`
-	LMEvalVersion string   `json:"lm_eval_version"`
-	LMEvalCommit  string   `json:"lm_eval_commit,omitempty"`
-	Image         string   `json:"image,omitempty"`
-	Runner        string   `json:"runner"`
-	GPUs          []string `json:"gpus,omitempty"`
-	Driver        string   `json:"driver,omitempty"`
-	CUDA          string   `json:"cuda,omitempty"`
-	Simulated     bool     `json:"simulated,omitempty"`
-	Argv          []string `json:"argv"`
+	Name   string `json:"name"`
+	Label  string `json:"label,omitempty"`
+	Status string `json:"status"`
+	Model  string `json:"model"`
+	// Revision is the model's resolved revision, else the one asked for;
+	// ResolvedRevision only the resolved commit ("" when none was).
+	Revision         string `json:"revision,omitempty"`
+	ResolvedRevision string `json:"resolved_revision,omitempty"`
+	LMEvalVersion    string `json:"lm_eval_version"`
+	LMEvalCommit     string `json:"lm_eval_commit,omitempty"`
+	// LMEvalDirty is whether lm-eval's checkout had changes not committed;
+	// nil when the record has no commit (the flag was not looked at).
+	LMEvalDirty  *bool  `json:"lm_eval_dirty,omitempty"`
+	LMEvalSource string `json:"lm_eval_source,omitempty"`
+	Image        string `json:"image,omitempty"`
+	// ImageDigest is the digest of the image manifest the run ran (the
+	// platform's, else the index's).
+	ImageDigest string   `json:"image_digest,omitempty"`
+	Runner      string   `json:"runner"`
+	GPUs        []string `json:"gpus,omitempty"`
+	Driver      string   `json:"driver,omitempty"`
+	CUDA        string   `json:"cuda,omitempty"`
+	Python      string   `json:"python,omitempty"`
+	Seeds       []int    `json:"seeds,omitempty"`
+	Simulated   bool     `json:"simulated,omitempty"`
+	Argv        []string `json:"argv"`
 }
 
 // ClaimSummary is one claim of an inspected capsule, with its packed
@@ -128,19 +141,26 @@ func summarizeRun(r ConfigRun) RunSummary {
 	}
 	rs.Label, rs.Status, rs.Simulated = rec.Label, rec.Status, rec.Simulated
 	rs.Model, rs.Revision = rec.Model.ID, cmp.Or(rec.Model.ResolvedRevision, rec.Model.Revision)
-	rs.LMEvalVersion, rs.LMEvalCommit = rec.Harness.Version, rec.Harness.Commit
+	rs.ResolvedRevision = rec.Model.ResolvedRevision
+	rs.LMEvalVersion, rs.LMEvalCommit, rs.LMEvalSource = rec.Harness.Version, rec.Harness.Commit, rec.Harness.Source
+	if rec.Harness.Commit != "" {
+		dirty := rec.Harness.Dirty
+		rs.LMEvalDirty = &dirty
+	}
 	rs.Runner = rec.Runner.Kind
+	rs.Seeds = rec.Seeds
 	if rec.Image != nil {
 		rs.Image = rec.Image.Ref
 		if rec.Image.IndexDigest == "" && rec.Image.PlatformDigest != "" {
 			rs.Image += " (" + rec.Image.PlatformDigest + ")"
 		}
+		rs.ImageDigest = cmp.Or(rec.Image.PlatformDigest, rec.Image.IndexDigest)
 	}
 	if env := rec.Env; env != nil {
 		for _, g := range env.GPUs {
 			rs.GPUs = append(rs.GPUs, g.Name)
 		}
-		rs.Driver, rs.CUDA = env.DriverVersion, env.CUDAVersion
+		rs.Driver, rs.CUDA, rs.Python = env.DriverVersion, env.CUDAVersion, env.PythonVersion
 	}
 	rs.Argv = rec.Argv
 	return rs
@@ -171,16 +191,25 @@ func (in *Inspection) String() string {
 	}
 	fmt.Fprintf(&w, "\nRuns (%d)\n", len(in.Runs))
 	tw := tabwriter.NewWriter(&w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  NAME\tSTATUS\tMODEL\tLM-EVAL\tRUNNER\tIMAGE\tGPU")
+	fmt.Fprintln(tw, "  NAME\tSTATUS\tMODEL\tLM-EVAL\tPYTHON\tSEEDS\tRUNNER\tIMAGE\tGPU")
 	for _, r := range in.Runs {
 		model := r.Model
 		if r.Revision != "" {
 			model += "@" + short(r.Revision, 12)
+			if r.ResolvedRevision == "" {
+				model += " (not resolved)"
+			}
 		}
 		lmEval := r.LMEvalVersion
-		if r.LMEvalCommit != "" {
-			lmEval += " (" + short(r.LMEvalCommit, 10) + ")"
+		switch {
+		case r.LMEvalDirty != nil && *r.LMEvalDirty:
+			lmEval += " (" + short(r.LMEvalCommit, 10) + ", DIRTY: uncommitted changes)"
+		case r.LMEvalDirty != nil:
+			lmEval += " (" + short(r.LMEvalCommit, 10) + ", clean)"
+		default:
+			lmEval += " (commit unknown)"
 		}
+		seeds := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(r.Seeds)), ","), "[]")
 		gpu := strings.Join(r.GPUs, ",")
 		if r.Driver != "" {
 			gpu += " driver " + r.Driver
@@ -191,7 +220,8 @@ func (in *Inspection) String() string {
 		if r.Simulated {
 			gpu = "simulated"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Status, model, lmEval, r.Runner, dash(short(r.Image, 60)), dash(strings.TrimSpace(gpu)))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", quote.Text(r.Name), quote.Text(r.Status), quote.Text(model), quote.Text(lmEval), dash(quote.Text(r.Python)), dash(seeds),
+			quote.Text(r.Runner), dash(quote.Text(short(r.Image, 60))), dash(quote.Text(strings.TrimSpace(gpu))))
 	}
 	tw.Flush()
 	fmt.Fprintf(&w, "\nCommand lines, as packed (a rerun rebuilds them from study.yaml and refuses one that differs)\n")

@@ -19,6 +19,7 @@ import (
 	"github.com/evalcapsule/evalcapsule/capsule/internal/layout"
 	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/internal/buildinfo"
+	"github.com/evalcapsule/evalcapsule/internal/quote"
 	"github.com/evalcapsule/evalcapsule/study"
 )
 
@@ -41,6 +42,9 @@ type ReplayReport struct {
 	Diffs    []ReplayDiff `json:"diffs"`
 	// Reruns compares each re-executed run with the packed one (rerun).
 	Reruns []study.RerunComparison `json:"reruns,omitempty"`
+	// TolerateGenerations is set when the rerun let documents whose
+	// generations differ pass (ReplayOptions.TolerateGenerations).
+	TolerateGenerations bool `json:"tolerate_generations,omitempty"`
 	// Problems are what a verification finds wrong with the capsule (see
 	// Verify), checked before anything is re-derived.
 	Problems []Problem `json:"problems,omitempty"`
@@ -83,6 +87,13 @@ type ReplayOptions struct {
 	// Tolerance is the largest log-likelihood difference a rerun may show
 	// (default 1e-4).
 	Tolerance float64
+	// TolerateGenerations keeps a rerun's verdict on its scores (their
+	// CIs) and log-likelihoods (Tolerance) only: documents whose
+	// generations, extracted answers or per-document values differ are
+	// listed, marked tolerated, and do not fail it. For vLLM and sampled
+	// decoding, which are not bit-reproducible. By default any difference
+	// of any document fails the replay.
+	TolerateGenerations bool
 	// Command is how the runner starts lm-eval for a rerun (default
 	// lm_eval). The command lines the capsule's records hold are never run:
 	// each is rebuilt from the study and must match the packed one.
@@ -170,13 +181,14 @@ func Replay(ctx context.Context, c *Capsule, opts ReplayOptions) (*ReplayReport,
 	}
 	cmps, err := study.Rerun(ctx, s, filepath.Join(work, "rerun"), study.RerunOptions{
 		Runner: opts.Runner, RunnerKind: opts.RunnerKind, Command: opts.Command, Confirm: opts.Confirm,
-		Tolerance: opts.Tolerance, Seed: topts.Seed, Events: opts.Events,
+		Tolerance: opts.Tolerance, TolerateGenerations: opts.TolerateGenerations, Seed: topts.Seed, Events: opts.Events,
 	})
 	if err != nil {
 		return nil, err
 	}
 	rep.Level = "rerun"
 	rep.Reruns = cmps
+	rep.TolerateGenerations = opts.TolerateGenerations
 	for _, rc := range cmps {
 		rep.OK = rep.OK && rc.OK
 	}
@@ -401,35 +413,172 @@ func (r *ReplayReport) String() string {
 		tw.Flush()
 	}
 	if r.Level == "rerun" {
-		fmt.Fprintf(&b, "  rerun: %d runs re-executed\n", len(r.Reruns))
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "    RUN\tTASK\tMETRIC\tFILTER\tPACKED\tRERUN\tΔ [95% CI]\tGENERATIONS SAME/DIFF\tMAX |ΔLL|\tOK")
-		for _, rc := range r.Reruns {
-			if rc.Error != "" {
-				fmt.Fprintf(tw, "    %s\t%s\t\t\t\t\t\t\t\tFAILED\n", rc.Run, rc.Error)
-				continue
-			}
-			for _, t := range rc.Tasks {
-				ok := "yes"
-				if !t.WithinCI || !t.LLWithinTolerance {
-					ok = "NO"
-				}
-				filter := t.Filter
-				if filter == "" {
-					filter = "-"
-				}
-				fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\t%.4f\t%.4f\t%+.4f [%+.4f, %+.4f]\t%d/%d\t%.2g\t%s\n", rc.Run, t.Task, t.Metric, filter,
-					t.Packed, t.Rerun, t.Delta, t.CILow, t.CIHigh, t.GenerationsIdentical, t.GenerationsDiffer, t.MaxLLDiff, ok)
-			}
-		}
-		tw.Flush()
+		r.writeReruns(&b)
 	}
-	if r.OK {
+	switch {
+	case r.OK && r.tolerated() > 0:
+		fmt.Fprintf(&b, "OK: the capsule's scores are reproduced; the generations of %d document(s) DIFFER and were tolerated (--tolerate generations)\n", r.tolerated())
+	case r.OK:
 		fmt.Fprintln(&b, "OK: the capsule's numbers are reproduced")
-	} else {
+	default:
 		fmt.Fprintln(&b, "FAILED: the capsule's numbers are not reproduced (see above)")
 	}
 	return b.String()
+}
+
+// tolerated counts the documents of every rerun whose differences were
+// tolerated.
+func (r *ReplayReport) tolerated() int {
+	n := 0
+	for _, rc := range r.Reruns {
+		n += rc.Tolerated
+	}
+	return n
+}
+
+// shownDocs is how many differing documents the text names per task; the
+// JSON report has them all.
+const shownDocs = 5
+
+// shownText bounds each side of a document's difference in the text.
+const shownText = 60
+
+// writeReruns writes each rerun's comparison: the scores, then per run the
+// documents that differ (per task, the first few with their difference)
+// and the environment's differences.
+func (r *ReplayReport) writeReruns(b *strings.Builder) {
+	fmt.Fprintf(b, "  rerun: %d runs re-executed\n", len(r.Reruns))
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "    RUN\tTASK\tMETRIC\tFILTER\tPACKED\tRERUN\tΔ [95% CI]\tDOCUMENTS SAME/DIFF\tMAX |ΔLL|\tOK")
+	for _, rc := range r.Reruns {
+		if rc.Error != "" {
+			fmt.Fprintf(tw, "    %s\t%s\t\t\t\t\t\t\t\tFAILED\n", quote.Text(rc.Run), quote.Text(rc.Error))
+			continue
+		}
+		for _, t := range rc.Tasks {
+			ok := "yes"
+			if !t.WithinCI || !t.LLWithinTolerance {
+				ok = "NO"
+			} else if t.GenerationsDiffer > 0 {
+				ok = "NO: documents differ"
+				if docsTolerated(rc, t.Task) {
+					ok = "yes, differences tolerated"
+				}
+			}
+			filter := t.Filter
+			if filter == "" {
+				filter = "-"
+			}
+			fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\t%.4f\t%.4f\t%+.4f [%+.4f, %+.4f]\t%d/%d\t%.2g\t%s\n", quote.Text(rc.Run), quote.Text(t.Task), quote.Text(t.Metric), quote.Text(filter),
+				t.Packed, t.Rerun, t.Delta, t.CILow, t.CIHigh, t.GenerationsIdentical, t.GenerationsDiffer, t.MaxLLDiff, ok)
+		}
+	}
+	tw.Flush()
+	for _, rc := range r.Reruns {
+		run := quote.Text(rc.Run)
+		for _, u := range rc.Unpaired {
+			fmt.Fprintf(b, "  %s: UNPAIRED: %s\n", run, quote.Text(u))
+		}
+		for _, d := range rc.Documents {
+			if d.Differ == 0 {
+				continue
+			}
+			verdict := "DIFFER from the packed run"
+			if allTolerated(d.Diffs) {
+				verdict = "differ from the packed run: TOLERATED (--tolerate generations: the verdict rests on the scores)"
+			}
+			fmt.Fprintf(b, "  %s: %s: %d of %d documents %s (%s)\n", run, quote.Text(d.Task), d.Differ, d.Documents, verdict, kindCounts(d.Kinds))
+			writeDocDiffs(b, d.Diffs)
+		}
+		if len(rc.Environment) > 0 {
+			fmt.Fprintf(b, "  %s: environment: %d difference(s) from the packed run's (reported, not a failure by itself):\n", run, len(rc.Environment))
+			for _, e := range rc.Environment {
+				fmt.Fprintf(b, "      %s\n", quote.Text(e.String()))
+			}
+		} else if rc.Error == "" {
+			fmt.Fprintf(b, "  %s: environment: the same as the packed run's\n", run)
+		}
+	}
+}
+
+// writeDocDiffs names the first documents that differ, each with its
+// first difference, and how many more there are.
+func writeDocDiffs(b *strings.Builder, diffs []study.DocDiff) {
+	var ids []int
+	first := map[int]study.DocDiff{}
+	more := map[int]int{}
+	for _, d := range diffs {
+		if _, ok := first[d.DocID]; !ok {
+			ids = append(ids, d.DocID)
+			first[d.DocID] = d
+			continue
+		}
+		more[d.DocID]++
+	}
+	for i, id := range ids {
+		if i == shownDocs {
+			fmt.Fprintf(b, "      … and %d more document(s): the JSON report (--json, -o) lists them all\n", len(ids)-shownDocs)
+			break
+		}
+		d := first[id]
+		where := d.Field
+		if d.Filter != "" {
+			where = d.Filter + " " + where
+		}
+		line := fmt.Sprintf("      doc %d %s (%s): packed %s, rerun %s", id, quote.Text(where), d.Kind, showText(d.Packed), showText(d.Rerun))
+		if d.Offset > 0 {
+			line += fmt.Sprintf(" (from byte %d)", d.Offset)
+		}
+		if n := more[id]; n > 0 {
+			line += fmt.Sprintf("; %d more difference(s)", n)
+		}
+		if d.Tolerated {
+			line += "; tolerated"
+		}
+		b.WriteString(line + "\n")
+	}
+}
+
+// showText quotes one side of a difference for the terminal: escaped as
+// Go quotes a string (line breaks, escapes and controls shown, not
+// obeyed), cut to shownText characters.
+func showText(s string) string {
+	rs := []rune(s)
+	if len(rs) > shownText {
+		s = string(rs[:shownText]) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// docsTolerated reports whether every difference of a task's documents
+// was tolerated.
+func docsTolerated(rc study.RerunComparison, task string) bool {
+	for _, d := range rc.Documents {
+		if d.Task == task {
+			return allTolerated(d.Diffs)
+		}
+	}
+	return false
+}
+
+func allTolerated(diffs []study.DocDiff) bool {
+	for _, d := range diffs {
+		if !d.Tolerated {
+			return false
+		}
+	}
+	return len(diffs) > 0
+}
+
+// kindCounts is "response 1, filtered 2", in a fixed order.
+func kindCounts(k map[string]int) string {
+	var parts []string
+	for _, name := range []string{study.DiffMissing, study.DiffInput, study.DiffResponse, study.DiffLoglikelihood, study.DiffFiltered, study.DiffValue} {
+		if k[name] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", name, k[name]))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // UnpackStudy writes the capsule's study into dir (a new or empty folder),

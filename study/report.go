@@ -37,7 +37,10 @@ type ReportClaim struct {
 }
 
 // RunProvenance is what the report says about where a run's numbers come
-// from.
+// from: what lm-eval's results file says (LMEvalVersion, PythonVersion,
+// GitHash, ModelArgs, Date) and what the run's record says about the
+// machine, lm-eval and the model (the rest). A field nothing recorded is
+// empty and shown as "not recorded".
 type RunProvenance struct {
 	Name, Role, Label string
 	Settings          string
@@ -50,6 +53,21 @@ type RunProvenance struct {
 	Simulated         bool
 	Exact, Checks     int // re-scoring: exact checks of all checks
 	Differs           int
+	// GPUs are the GPUs' models with their count ("NVIDIA H200 ×8"),
+	// Driver and CUDA the driver's versions, as nvidia-smi reported them
+	// inside the job.
+	GPUs, Driver, CUDA string
+	// HarnessVersion, HarnessCommit and HarnessDirty pin the lm-eval the
+	// run used (HarnessDirty: its checkout had uncommitted changes;
+	// meaningful only with a commit).
+	HarnessVersion, HarnessCommit string
+	HarnessDirty                  bool
+	// Image is the container image's digest ("" when not in a container).
+	Image string
+	// ModelRevision is the model's resolved commit, RequestedRevision the
+	// revision asked for.
+	ModelRevision, RequestedRevision string
+	Seeds                            string
 }
 
 // ReportOptions configures BuildReport. The zero value works.
@@ -108,6 +126,9 @@ func BuildReport(ctx context.Context, s *Study, opts ReportOptions) (*Report, er
 			rp.Date = r.Timestamp
 			rp.Simulated = r.Simulated()
 		}
+		if rec := sc.Run.Record; rec != nil {
+			recordProvenance(&rp, rec)
+		}
 		for _, c := range sc.Report.Checks {
 			rp.Checks++
 			switch c.Status {
@@ -120,6 +141,26 @@ func BuildReport(ctx context.Context, s *Study, opts ReportOptions) (*Report, er
 		rep.Runs = append(rep.Runs, rp)
 	}
 	return rep, nil
+}
+
+// recordProvenance fills in what a run's record says about the machine,
+// lm-eval and the model.
+func recordProvenance(rp *RunProvenance, rec *harness.RunRecord) {
+	if rec.Env != nil {
+		rp.GPUs, _ = gpuModels(rec.Env)
+		rp.Driver, rp.CUDA = rec.Env.DriverVersion, rec.Env.CUDAVersion
+		if rp.PythonVersion == "" {
+			rp.PythonVersion = rec.Env.PythonVersion
+		}
+	}
+	rp.HarnessVersion, rp.HarnessCommit, rp.HarnessDirty = lmEvalVersion(rec), rec.Harness.Commit, rec.Harness.Dirty
+	if rec.Image != nil {
+		rp.Image = imageDigest(rec.Image)
+	}
+	rp.ModelRevision, rp.RequestedRevision = rec.Model.ResolvedRevision, rec.Model.Revision
+	if len(rec.Seeds) > 0 {
+		rp.Seeds = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(rec.Seeds)), ","), "[]")
+	}
 }
 
 // specSummary renders the settings of a run spec in one line.
@@ -226,6 +267,23 @@ var funcs = map[string]any{
 		}
 		return b.String()
 	},
+	// rec shows a provenance field, or that nothing recorded it.
+	"rec": func(s string) string {
+		if s == "" {
+			return "not recorded"
+		}
+		return s
+	},
+	// commit shows lm-eval's commit with its dirty flag.
+	"commit": func(commit string, dirty bool) string {
+		switch {
+		case commit == "":
+			return "commit not recorded"
+		case dirty:
+			return commit + " DIRTY (uncommitted changes)"
+		}
+		return commit + " (clean)"
+	},
 }
 
 // mdCell keeps a model's output one Markdown table cell of text: no line
@@ -314,8 +372,8 @@ td.num,th.num{text-align:right}th{background:#f6f8fa}
 {{end}}
 <h2>Provenance of every run</h2>
 {{range .Warnings}}<p class="banner warning">Warning: {{.}}</p>
-{{end}}<table class="provenance"><thead><tr><th>run</th><th>settings</th><th>lm-eval · Python</th><th>results file</th><th class="num">re-scored exact</th></tr></thead><tbody>
-{{range .Runs}}<tr><td><b>{{.Name}}</b><br><span class="muted">{{.Label}}</span>{{if .Simulated}}<br><b>simulated</b>{{end}}</td><td><code>{{.Settings}}</code></td><td>{{.LMEvalVersion}} · {{.PythonVersion}}</td><td><code>{{.ResultsPath}}</code><br><span class="muted">{{.ModelArgs}}</span></td><td class="num{{if .Differs}} differs{{end}}">{{.Exact}} of {{.Checks}}</td></tr>
+{{end}}<table class="provenance"><thead><tr><th>run</th><th>settings</th><th>lm-eval · Python</th><th>lm-eval (record) · commit</th><th>GPU · driver · CUDA</th><th>image</th><th>model revision</th><th>seeds</th><th>results file</th><th class="num">re-scored exact</th></tr></thead><tbody>
+{{range .Runs}}<tr data-run="{{.Name}}"><td><b>{{.Name}}</b><br><span class="muted">{{.Label}}</span>{{if .Simulated}}<br><b>simulated</b>{{end}}</td><td><code>{{.Settings}}</code></td><td data-field="lm-eval">{{rec .LMEvalVersion}} · {{rec .PythonVersion}}</td><td data-field="commit"{{if .HarnessDirty}} class="differs"{{end}}>{{rec .HarnessVersion}} · <code>{{commit .HarnessCommit .HarnessDirty}}</code></td><td data-field="gpu">{{rec .GPUs}} · {{rec .Driver}} · {{rec .CUDA}}</td><td data-field="image"><code>{{if .Image}}{{.Image}}{{else}}none{{end}}</code></td><td data-field="revision"><code>{{rec .ModelRevision}}</code>{{if .RequestedRevision}}<br><span class="muted">asked: {{.RequestedRevision}}</span>{{end}}</td><td data-field="seeds">{{rec .Seeds}}</td><td><code>{{.ResultsPath}}</code><br><span class="muted">{{.ModelArgs}}</span></td><td class="num{{if .Differs}} differs{{end}}">{{.Exact}} of {{.Checks}}</td></tr>
 {{end}}</tbody></table>
 <p class="muted">Every number above is re-derived from the runs' logged samples; "re-scored exact" counts the checks where the re-scoring equals what lm-eval reported, to the last bit.</p>
 </body></html>
@@ -373,7 +431,7 @@ Misses of the last run ({{.Filter}}): {{.NMisses}} of {{.N}} documents; {{range 
 {{range .Warnings}}
 > **Warning**: {{.}}
 {{end}}
-| run | settings | lm-eval · Python | re-scored exact |
-|---|---|---|---:|
-{{range .Runs}}| {{.Name}}{{if .Simulated}} (simulated){{end}} | ` + "`{{.Settings}}`" + ` | {{.LMEvalVersion}} · {{.PythonVersion}} | {{.Exact}} of {{.Checks}} |
+| run | settings | lm-eval · Python | lm-eval (record) · commit | GPU · driver · CUDA | image | model revision | seeds | re-scored exact |
+|---|---|---|---|---|---|---|---|---:|
+{{range .Runs}}| {{.Name}}{{if .Simulated}} (simulated){{end}} | ` + "`{{.Settings}}`" + ` | {{rec .LMEvalVersion}} · {{rec .PythonVersion}} | {{rec .HarnessVersion}} · {{mdcell (commit .HarnessCommit .HarnessDirty)}} | {{mdcell (rec .GPUs)}} · {{rec .Driver}} · {{rec .CUDA}} | {{if .Image}}{{mdcell .Image}}{{else}}none{{end}} | {{mdcell (rec .ModelRevision)}} | {{rec .Seeds}} | {{.Exact}} of {{.Checks}} |
 {{end}}`))

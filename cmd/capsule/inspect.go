@@ -21,8 +21,10 @@ func newInspectCmd(io streams) *cobra.Command {
 		Use:   "inspect REF",
 		Short: "Show what a capsule holds: study, runs, settings, environment, claims, files",
 		Long: `Show what a capsule holds without unpacking it: its digest, the study, who
-packed it and when, every run (status, model and revision, lm-eval version
-and commit, image digest, runner, GPUs, driver and CUDA), the claims with
+packed it and when, every run (status, model and resolved revision, lm-eval
+version, commit and dirty flag (uncommitted changes in its checkout; "commit
+unknown" when none was recorded), Python, seeds, image digest, runner, GPUs,
+driver and CUDA), the claims with
 their packed attribution, the replay reports attached to it, and (with
 --files) every file with its size and digest.
 

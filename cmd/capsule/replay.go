@@ -23,6 +23,7 @@ type replayOptions struct {
 	rerun     bool
 	runner    runnerFlags
 	tolerance float64
+	tolerate  []string
 	workdir   string
 	out       string
 	attach    bool
@@ -58,22 +59,45 @@ the pinned lm-eval, and a packed record whose command line differs from it
 fails the replay before anything runs. The commands are shown and must be
 confirmed (--yes in scripts): a local rerun runs them on this machine, as
 you. Each rerun is compared with the packed run document by document:
-generations identical or not, log-likelihoods within --tolerance, and every
-score's paired 95% CI of the difference must hold 0.
+every response (generated text, log-likelihoods within --tolerance), every
+filtered response under each filter and every per-document metric value
+must be the same, no document may be missing on either side, and every
+score's paired 95% CI of the difference must hold 0. Each document that
+differs is named: the text shows per task the counts and the first few
+doc_ids with the packed and rerun values around the first difference; the
+JSON report lists every one.
+
+--tolerate generations is for runs that are not bit-reproducible: vLLM
+(its batching and kernels change generations between runs) and sampled
+decoding (do_sample, temperature > 0). The verdict then rests on the
+scores (their CIs) and the log-likelihoods only; documents whose
+generations, extracted answers or values differ are still listed, marked
+tolerated, and the verdict says how many. Missing documents and other
+prompts are never tolerated. Without it, a document that differs fails
+the replay.
+
+The environment each rerun ran in is set beside the packed run's: GPU
+model and count, driver, CUDA, image digest, lm-eval version, commit and
+dirty flag, Python and every package of pip freeze (added, removed, other
+version). Each difference is listed; a field one side did not record is
+said to be unknown. An environment difference alone does not fail the
+replay.
 
 The replay report (JSON, schema evalcapsule.replay/v1) is printed with
 --json, written to -o, and attached to the capsule as an artifact of its
 own whose subject is the capsule: in the layout directory, or in the
 registry it was pulled from (which needs push rights; --attach=false to
 skip). 'capsule inspect' lists attached reports. Exit code 1 when any
-number or rerun differs.
+number, a rerun's score or any rerun's document differs (but for
+differences --tolerate lets pass).
 
 ` + refHelp + `
 
-` + exitCodes(code{exitFailed, "a number or a rerun differs from the packed capsule, or the capsule is not valid"}, codeUsage, code{exitExternal, "a registry or the rerun's runner failed"}, codeInterrupted),
+` + exitCodes(code{exitFailed, "a number, a rerun's score or one of its documents differs from the packed capsule, or the capsule is not valid"}, codeUsage, code{exitExternal, "a registry or the rerun's runner failed"}, codeInterrupted),
 		Example: `  capsule replay review/
   capsule replay registry.example.com/team/llama-study@sha256:3b1f… --attach=false
   capsule replay review/ --rerun --gpus 1
+  capsule replay review/ --rerun --tolerate generations --json -o replay.json
   capsule replay review/ --rerun --runner slurm --partition gpu --yes`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -86,6 +110,7 @@ number or rerun differs.
 	f.BoolVar(&opts.rerun, "rerun", false, "re-execute every run with the runner and compare it with the packed one")
 	addRunnerFlags(f, &opts.runner)
 	f.Float64Var(&opts.tolerance, "tolerance", 1e-4, "largest log-likelihood difference a rerun may show")
+	f.StringSliceVar(&opts.tolerate, "tolerate", nil, "differences a rerun may show: generations (for vLLM and sampled decoding, which are not bit-reproducible; the verdict rests on the scores)")
 	f.StringVar(&opts.workdir, "workdir", "", "unpack into this new folder and keep it (default: a temporary folder, removed)")
 	f.StringVarP(&opts.out, "output", "o", "", "also write the replay report to this file")
 	f.BoolVar(&opts.attach, "attach", true, "attach the replay report to the capsule (its layout or registry)")
@@ -95,6 +120,18 @@ number or rerun differs.
 }
 
 func runReplay(ctx context.Context, opts replayOptions, ref string, io streams) error {
+	tolerateGenerations := false
+	for _, t := range opts.tolerate {
+		switch t {
+		case "generations":
+			tolerateGenerations = true
+		default:
+			return &usageError{fmt.Errorf("--tolerate %q: the only difference a rerun may be told to tolerate is generations", t)}
+		}
+	}
+	if tolerateGenerations && !opts.rerun {
+		return &usageError{errors.New("--tolerate generations applies to a rerun: add --rerun")}
+	}
 	bar := newTransferBar(io, opts.json)
 	defer bar.stop()
 	c, err := capsule.OpenRef(ctx, ref, opts.ref.openOptions(bar))
@@ -102,7 +139,8 @@ func runReplay(ctx context.Context, opts replayOptions, ref string, io streams) 
 		return err
 	}
 	defer c.Close()
-	ro := capsule.ReplayOptions{Workdir: opts.workdir, Tolerance: opts.tolerance, Command: strings.Fields(opts.command)}
+	ro := capsule.ReplayOptions{Workdir: opts.workdir, Tolerance: opts.tolerance, Command: strings.Fields(opts.command),
+		TolerateGenerations: tolerateGenerations}
 	var reruns *bars
 	if opts.rerun {
 		packed, err := c.Config.ParseStudy()
