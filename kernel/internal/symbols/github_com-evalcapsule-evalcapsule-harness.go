@@ -39,6 +39,7 @@ func init() {
 		"ErrTruncated":          reflect.ValueOf(&harness.ErrTruncated).Elem(),
 		"ErrUnsupportedSetting": reflect.ValueOf(&harness.ErrUnsupportedSetting).Elem(),
 		"Find":                  reflect.ValueOf(harness.Find),
+		"FindAll":               reflect.ValueOf(harness.FindAll),
 		"FormatFloat":           reflect.ValueOf(harness.FormatFloat),
 		"GPUQueryFields":        reflect.ValueOf(constant.MakeFromLiteral("\"index,name,uuid,driver_version,memory.total,pci.bus_id,vbios_version,serial,compute_cap\"", token.STRING, 0)),
 		"IncludeDir":            reflect.ValueOf(constant.MakeFromLiteral("\"include\"", token.STRING, 0)),
