@@ -1,7 +1,6 @@
 package analysis_test
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -40,19 +39,6 @@ func reportedResult(r *harness.Results, task, metric, filter string) (float64, b
 	return 0, false
 }
 
-func loadScores(t *testing.T, path string) *analysis.Scores {
-	t.Helper()
-	run, err := harness.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := analysis.Load(context.Background(), run, analysis.RescoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sc
-}
-
 // TestCounterfactualReproducesLoggedFilters: on real gsm8k runs, the
 // counterfactual with the task's own strict-match regex (and its
 // flexible-extract regex with group_select -1) reproduces the score lm-eval
@@ -65,7 +51,7 @@ func TestCounterfactualReproducesLoggedFilters(t *testing.T) {
 		filepath.Join(dir, "phi3mini-gsm8k-thesis", "gsm8k-phi-3-mini_2025-08-07T11-42-40.066002.json"),
 		filepath.Join(dir, "..", "labelled", "labels-gsm8k-llada-8b-base", "results_2025-12-06T19-57-35.097823.json"),
 	} {
-		sc := loadScores(t, path)
+		sc := load(t, path)
 		res := sc.Run.Output.Results
 		for _, c := range []struct {
 			filter, regex string
@@ -92,7 +78,7 @@ func TestCounterfactualReproducesLoggedFilters(t *testing.T) {
 	// The strict regex against the flexible filter: every document whose
 	// logged values differ between the filters flips, and only those.
 	path := filepath.Join(dir, "phi3mini-gsm8k-thesis", "gsm8k-phi-3-mini_2025-08-07T11-42-40.066002.json")
-	sc := loadScores(t, path)
+	sc := load(t, path)
 	strict, _ := sc.Find("gsm8k", "exact_match", "strict-match")
 	flex, _ := sc.Find("gsm8k", "exact_match", "flexible-extract")
 	lost := 0
@@ -119,7 +105,7 @@ func TestCounterfactualReproducesLoggedFilters(t *testing.T) {
 // position; a multiple-choice task (no text to extract from) is refused
 // with why; an unknown filter lists the logged ones.
 func TestCounterfactualRefusals(t *testing.T) {
-	sc := loadScores(t, filepath.Join(lmEvalFixtures(t), "phi3mini-gsm8k-thesis", "gsm8k-phi-3-mini_2025-08-07T11-42-40.066002.json"))
+	sc := load(t, filepath.Join(lmEvalFixtures(t), "phi3mini-gsm8k-thesis", "gsm8k-phi-3-mini_2025-08-07T11-42-40.066002.json"))
 	_, err := analysis.CounterfactualScore(sc, analysis.CounterfactualOptions{Task: "gsm8k", Regex: `#### (\d+`})
 	var re *analysis.RegexError
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "position 5") {
@@ -130,7 +116,7 @@ func TestCounterfactualRefusals(t *testing.T) {
 		t.Errorf("unknown filter: got %v", err)
 	}
 
-	copa := loadScores(t, writeCopa(t, nil))
+	copa := load(t, writeCopa(t, nil))
 	_, err = analysis.CounterfactualScore(copa, analysis.CounterfactualOptions{Task: "copa", Metric: "acc", Regex: `(\d+)`})
 	if !errors.Is(err, analysis.ErrNotRecomputable) || !strings.Contains(err.Error(), "multiple_choice") || !strings.Contains(err.Error(), "log-likelihoods") {
 		t.Errorf("copa: got %v", err)
