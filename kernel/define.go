@@ -39,7 +39,7 @@ func (e *engine) typingFailure(err error) bool {
 		err = fmt.Errorf("%v", p.Value)
 	}
 	msg := err.Error()
-	for _, s := range []string{"definition loop", "nil type", "invalid memory address or nil pointer dereference", "SetBool on interface Value"} {
+	for _, s := range []string{"definition loop", "nil type", "nil reflect type", "invalid memory address or nil pointer dereference", "SetBool on interface Value"} {
 		if strings.Contains(msg, s) {
 			return true
 		}

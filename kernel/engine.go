@@ -150,6 +150,9 @@ func newEngine(stdout, stderr io.Writer, stdin io.Reader, goPanic func(where str
 	if _, err := e.in.Eval(prelude); err != nil {
 		return nil, fmt.Errorf("kernel prelude: %w", err)
 	}
+	if err := e.useBuiltins(); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -196,6 +199,9 @@ func (e *engine) run(ctx context.Context, name, src string) outcome {
 		return outcome{err: e.compileError(err)}
 	}
 	src = rewrite(src, name, items, e.isInt, e.declared)
+	if src, err = e.rewriteBuiltins(src, e.cur); err != nil {
+		return outcome{err: e.compileError(err)}
+	}
 	if items, err = splitCell(src); err != nil {
 		return outcome{err: e.compileError(err)}
 	}
