@@ -416,6 +416,8 @@ func (e *engine) rewriteBuiltins(src string, cell int) (string, error) {
 				}
 				edits = append(edits, edit{off: off(n.Pos()), del: off(n.End()) - off(n.Pos()), ins: "__" + p + "_" + name})
 				return false
+			case *ast.CompositeLit:
+				edits = append(edits, e.interfaceFields(n, off)...)
 			case *ast.RangeStmt:
 				if what := e.funcRange(n.X); what != "" {
 					ferr = fail(n, "range over a function (%s; Go 1.23 iterators) is not supported by the kernel's interpreter: call it with a yield function instead", what)
@@ -504,11 +506,71 @@ func nested(args []ast.Expr, pkgOf func(ast.Expr) (string, string, bool)) bool {
 
 // applyEdits applies non-overlapping edits, from the end.
 func applyEdits(src string, edits []edit) string {
-	sort.SliceStable(edits, func(i, j int) bool { return edits[i].off > edits[j].off })
+	// At one offset, a replacement goes before an insertion, so that the
+	// insertion lands before the replaced text.
+	sort.SliceStable(edits, func(i, j int) bool {
+		if edits[i].off != edits[j].off {
+			return edits[i].off > edits[j].off
+		}
+		return edits[i].del > 0 && edits[j].del == 0
+	})
 	for _, e := range edits {
 		src = src[:e.off] + e.ins + src[e.off+e.del:]
 	}
 	return src
+}
+
+// interfaceFields converts the values of a compiled struct's fields of
+// interface type, in a composite literal, to that type: yaegi sets them
+// without wrapping a cell's type in the interface (reflect.Set panics,
+// "not assignable"), which a conversion in a return does.
+// study.SweepOptions{Runner: r} becomes
+// study.SweepOptions{Runner: func() harness.Runner { return r }()}.
+func (e *engine) interfaceFields(lit *ast.CompositeLit, off func(token.Pos) int) []edit {
+	t := lit.Type
+	sel, ok := t.(*ast.SelectorExpr)
+	if !ok {
+		return nil
+	}
+	id, ok := sel.X.(*ast.Ident)
+	if !ok || e.isGlobal(id.Name) {
+		return nil
+	}
+	var st reflect.Type
+	for _, p := range e.packagePaths(id.Name) {
+		if v, ok := e.exports[p+"/"+e.packageName(p)][sel.Sel.Name]; ok && v.Kind() == reflect.Pointer && v.IsNil() {
+			st = v.Type().Elem()
+			break
+		}
+	}
+	if st == nil || st.Kind() != reflect.Struct {
+		return nil
+	}
+	var edits []edit
+	for _, el := range lit.Elts {
+		kv, ok := el.(*ast.KeyValueExpr)
+		if !ok {
+			continue
+		}
+		key, ok := kv.Key.(*ast.Ident)
+		if !ok {
+			continue
+		}
+		f, ok := st.FieldByName(key.Name)
+		if !ok || f.Type.Kind() != reflect.Interface || f.Type.NumMethod() == 0 {
+			continue
+		}
+		if v, ok := kv.Value.(*ast.Ident); ok && v.Name == "nil" {
+			continue
+		}
+		typ := e.sourceType(f.Type)
+		if typ == "" {
+			continue
+		}
+		edits = append(edits, edit{off: off(kv.Value.Pos()), ins: "func() " + typ + " { return "},
+			edit{off: off(kv.Value.End()), ins: " }()"})
+	}
+	return edits
 }
 
 // minMax is the rewrite of a call of min or max: the constants go last,
