@@ -258,7 +258,8 @@ var provided = map[string][]string{
 }
 
 // useBuiltins declares min, max, clear and the slices, maps and cmp
-// functions in the interpreter.
+// functions in the interpreter, and makes fmt and errors see the cells'
+// error types (see fmtSeesErrors and errorsIs).
 func (e *engine) useBuiltins() error {
 	if err := e.in.Use(interp.Exports{builtinsPath + "/builtins": {"Clear": reflect.ValueOf(clearValue)}}); err != nil {
 		return err
@@ -266,7 +267,10 @@ func (e *engine) useBuiltins() error {
 	if _, err := e.in.Eval(builtinsPrelude); err != nil {
 		return fmt.Errorf("kernel builtins: %w", err)
 	}
-	return nil
+	fmtSeesErrors(e.in)
+	return e.in.Use(interp.Exports{"errors/errors": {
+		"Is": reflect.ValueOf(errorsIs), "As": reflect.ValueOf(errorsAs),
+	}})
 }
 
 // clearValue is Go's clear: a map loses its entries, a slice's elements
@@ -328,6 +332,25 @@ func (e *engine) rewriteBuiltins(src string, cell int) (string, error) {
 			if (name == "min" || name == "max" || name == "clear") && !e.declared(name) {
 				forgetGlobal(e.in, name)
 				own[name] = true
+			}
+		}
+	}
+	structs := map[string]bool{} // struct types the cell declares
+	for _, it := range items {
+		if it.kind != itemDecl {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), "", "package p;"+src[it.start:it.end], parser.SkipObjectResolution)
+		if err != nil {
+			continue
+		}
+		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok {
+				for _, sp := range g.Specs {
+					if ts, ok := sp.(*ast.TypeSpec); ok {
+						_, structs[ts.Name.Name] = ts.Type.(*ast.StructType)
+					}
+				}
 			}
 		}
 	}
@@ -418,6 +441,11 @@ func (e *engine) rewriteBuiltins(src string, cell int) (string, error) {
 				return false
 			case *ast.CompositeLit:
 				edits = append(edits, e.interfaceFields(n, off)...)
+			case *ast.FuncDecl:
+				if t := receiverType(n.Recv); n.Name.Name == "Error" && t != "" && !pointerRecv(n.Recv) && (structs[t] || e.isStruct(t)) {
+					ferr = fail(n, "method Error of struct type %s has a value receiver, which the kernel's interpreter does not show to fmt and errors: declare func (x *%[1]s) Error() string and use &%[1]s{…}", t)
+					return false
+				}
 			case *ast.RangeStmt:
 				if what := e.funcRange(n.X); what != "" {
 					ferr = fail(n, "range over a function (%s; Go 1.23 iterators) is not supported by the kernel's interpreter: call it with a yield function instead", what)
@@ -482,6 +510,33 @@ func genNames(d ast.Decl) []string {
 		}
 	}
 	return out
+}
+
+// pointerRecv reports whether a method's receiver is a pointer.
+func pointerRecv(recv *ast.FieldList) bool {
+	if recv == nil || len(recv.List) == 0 {
+		return false
+	}
+	_, ok := recv.List[0].Type.(*ast.StarExpr)
+	return ok
+}
+
+// isStruct reports whether an earlier cell declared name as a struct type.
+func (e *engine) isStruct(name string) bool {
+	src, ok := e.types[name]
+	if !ok {
+		return false
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), "", "package p;"+stripDirectives(src), parser.SkipObjectResolution)
+	if err != nil || len(f.Decls) != 1 {
+		return false
+	}
+	g, ok := f.Decls[0].(*ast.GenDecl)
+	if !ok || len(g.Specs) != 1 {
+		return false
+	}
+	_, ok = g.Specs[0].(*ast.TypeSpec).Type.(*ast.StructType)
+	return ok
 }
 
 // nested reports whether args hold a call of min or max or a selector of

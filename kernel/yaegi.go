@@ -1,15 +1,17 @@
 package kernel
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
 	"unsafe"
 
 	"github.com/traefik/yaegi/interp"
 )
 
-// This file reaches into yaegi v0.16.1's unexported state for two things
-// its API lacks. The go.mod pins that version; TestYaegiInternals fails
-// if an upgrade moves the fields, and both functions then do nothing.
+// This file reaches into yaegi v0.16.1's unexported state for what its
+// API lacks. The go.mod pins that version; TestYaegiInternals fails
+// if an upgrade moves the fields, and the functions then do nothing.
 
 // forgetGlobal removes name from the interpreted main package, so that a
 // later declaration of the same name starts afresh. yaegi keeps the first
@@ -70,4 +72,37 @@ func field(v reflect.Value, name string) reflect.Value {
 		return reflect.Value{}
 	}
 	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem()
+}
+
+// fmtSeesErrors makes the fmt and log functions see the Error method of a
+// cell's type, as they see String: yaegi wraps an argument of those
+// functions in the first of their interfaces it implements (Formatter,
+// Stringer), and error is not among them, so fmt.Println(&myErr{}) would
+// print the struct. Go's fmt prefers Error to String, as here.
+func fmtSeesErrors(i *interp.Interpreter) bool {
+	mt := field(reflect.ValueOf(i).Elem(), "mapTypes")
+	if !mt.IsValid() || mt.Type() != reflect.TypeFor[map[reflect.Value][]reflect.Type]() {
+		return false
+	}
+	stringer, errType := reflect.TypeFor[fmt.Stringer](), reflect.TypeFor[error]()
+	m := mt.Interface().(map[reflect.Value][]reflect.Type)
+	for k, types := range m {
+		if at := slices.Index(types, stringer); at >= 0 && !slices.Contains(types, errType) {
+			m[k] = slices.Insert(slices.Clone(types), at, errType)
+		}
+	}
+	return true
+}
+
+// errorIdentity is what an error is for comparison: yaegi hands compiled
+// code a cell's error as a struct {IValue; WError func() string}, made
+// anew at each conversion and not comparable, around the cell's value.
+func errorIdentity(err error) any {
+	v := reflect.ValueOf(err)
+	if v.Kind() == reflect.Struct && v.Type().PkgPath() == "github.com/traefik/yaegi/interp" && v.Type().Name() == "_error" {
+		if iv := v.Field(0); iv.IsValid() && iv.CanInterface() {
+			return unwrapValue(iv).Interface()
+		}
+	}
+	return err
 }
