@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -41,9 +42,11 @@ they return fails the cell. Values with HTML, Markdown, PNG or SVG methods
 show richly. See 'go doc github.com/evalcapsule/evalcapsule/kernel/display'.
 
 SIGINT interrupts the running cell (interrupt_mode "signal"); SIGTERM
-stops the kernel.
+stops the kernel. A cell that fails does not end the kernel: the exit
+code says only how the kernel itself ended (0: a shutdown request or
+SIGTERM).
 
-` + exitCodes(code{exitUsage, "usage error, or a connection file the kernel cannot use"}),
+` + exitCodes(code{exitUsage, "usage error, or a connection file the kernel cannot use (unreadable, or its ports taken)"}),
 		Example: `  capsule kernel install --user
   jupyter notebook        # then New → Go (evalcapsule)
   capsule kernel --connection-file /run/user/1000/jupyter/kernel-1.json`,
@@ -78,6 +81,10 @@ func runKernel(ctx context.Context, opts kernelOptions, io streams) error {
 		return err
 	}
 	k, err := kernel.New(ctx, kernel.Options{Connection: conn, Log: io.err, HistoryFile: opts.history})
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return fmt.Errorf("%w: %s: %v", kernel.ErrConnection, opts.connectionFile, err) // a port taken
+	}
 	if err != nil {
 		return err
 	}
