@@ -188,7 +188,12 @@ func (e *engine) run(ctx context.Context, name, src string) outcome {
 	ctx, stop := e.limits.watch(ctx)
 	defer stop()
 	e.begin(name, src)
-	if topic, ok := helpTopic(src); ok {
+	if topic, imports, ok := helpTopic(src); ok {
+		if imports != "" {
+			if err := e.importChunk(ctx, chunk{kind: itemImport, line: 1, col: 1}, imports); err != nil {
+				return outcome{err: e.cellError(err)}
+			}
+		}
 		return outcome{payload: []any{map[string]any{
 			"source": "page", "start": 0,
 			"data": map[string]any{"text/plain": e.help(topic)},
@@ -196,7 +201,7 @@ func (e *engine) run(ctx context.Context, name, src string) outcome {
 	}
 	items, err := splitCell(src)
 	if err != nil {
-		return outcome{err: e.compileError(err)}
+		return outcome{err: e.compileError(e.scanError(err))}
 	}
 	src = rewrite(src, name, items, e.isInt, e.declared)
 	if src, err = e.rewriteBuiltins(src, e.cur); err != nil {

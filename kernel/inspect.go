@@ -3,7 +3,9 @@ package kernel
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"go/scanner"
 	"go/token"
 	"reflect"
 	"regexp"
@@ -35,17 +37,48 @@ func (k *Kernel) inspect(m *message) {
 var helpTopicRE = regexp.MustCompile(`^\s*\?{0,2}\s*([A-Za-z_][\w.]*)\s*\?{0,2}\s*$`)
 
 // helpTopic returns the name a cell such as `fmt.Println?` or `?strings`
-// asks about.
-func helpTopic(src string) (string, bool) {
+// asks about, and the imports before it (`import "strings"` on a line
+// above), which the cell runs first.
+func helpTopic(src string) (topic, imports string, ok bool) {
 	s := strings.TrimSpace(src)
 	if !strings.HasPrefix(s, "?") && !strings.HasSuffix(s, "?") {
-		return "", false
+		return "", "", false
+	}
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		items, err := splitCell(s[:i])
+		if err != nil {
+			return "", "", false
+		}
+		for _, it := range items {
+			if it.kind != itemImport {
+				return "", "", false
+			}
+		}
+		imports, s = s[:i], strings.TrimSpace(s[i+1:])
 	}
 	m := helpTopicRE.FindStringSubmatch(s)
 	if m == nil {
-		return "", false
+		return "", "", false
 	}
-	return strings.Trim(m[1], "."), true
+	return strings.Trim(m[1], "."), imports, true
+}
+
+// scanError puts the positions of a scanner error in the running cell
+// (see directive); a ? that is not a help cell says what one is.
+func (e *engine) scanError(err error) error {
+	var list scanner.ErrorList
+	if !errors.As(err, &list) {
+		return err
+	}
+	var msgs []string
+	for _, se := range list {
+		msg := se.Msg
+		if strings.Contains(msg, "U+003F '?'") {
+			msg += ": Go has no ?; a help cell is name? alone, after imports only"
+		}
+		msgs = append(msgs, fmt.Sprintf("%d:%d: %s", e.cur*cellLines+se.Pos.Line, se.Pos.Column, msg))
+	}
+	return errors.New(strings.Join(msgs, "\n"))
 }
 
 // help is the pager text of a help cell.
