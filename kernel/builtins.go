@@ -336,6 +336,7 @@ func (e *engine) rewriteBuiltins(src string, cell int) (string, error) {
 		}
 	}
 	structs := map[string]bool{} // struct types the cell declares
+	funcs := map[string]*ast.FuncDecl{}
 	for _, it := range items {
 		if it.kind != itemDecl {
 			continue
@@ -345,6 +346,9 @@ func (e *engine) rewriteBuiltins(src string, cell int) (string, error) {
 			continue
 		}
 		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+				funcs[fd.Name.Name] = fd
+			}
 			if g, ok := d.(*ast.GenDecl); ok {
 				for _, sp := range g.Specs {
 					if ts, ok := sp.(*ast.TypeSpec); ok {
@@ -447,7 +451,7 @@ func (e *engine) rewriteBuiltins(src string, cell int) (string, error) {
 					return false
 				}
 			case *ast.RangeStmt:
-				if what := e.funcRange(n.X); what != "" {
+				if what := e.funcRange(n.X, funcs); what != "" {
 					ferr = fail(n, "range over a function (%s; Go 1.23 iterators) is not supported by the kernel's interpreter: call it with a yield function instead", what)
 					return false
 				}
@@ -745,16 +749,32 @@ func literal(x ast.Expr) (constant.Value, bool) {
 }
 
 // funcRange says what x is when a range over it ranges over a function:
-// a function literal, a function a cell declared, a variable holding a
-// function, or a call of a cell's function that returns one; "" otherwise.
-func (e *engine) funcRange(x ast.Expr) string {
+// a function literal, a function a cell declared (this one: funcs), a
+// variable holding a function, or a call of a cell's function that
+// returns one; "" otherwise.
+func (e *engine) funcRange(x ast.Expr, funcs map[string]*ast.FuncDecl) string {
+	decl := func(name string) *ast.FuncDecl {
+		if fd, ok := funcs[name]; ok {
+			return fd
+		}
+		src, ok := e.decls[name]
+		if !ok || declKind(src) != "function" {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), "", "package p;"+stripDirectives(src), parser.SkipObjectResolution)
+		if err != nil || len(f.Decls) != 1 {
+			return nil
+		}
+		fd, _ := f.Decls[0].(*ast.FuncDecl)
+		return fd
+	}
 	switch x := x.(type) {
 	case *ast.ParenExpr:
-		return e.funcRange(x.X)
+		return e.funcRange(x.X, funcs)
 	case *ast.FuncLit:
 		return "a function literal"
 	case *ast.Ident:
-		if src, ok := e.decls[x.Name]; ok && declKind(src) == "function" {
+		if decl(x.Name) != nil {
 			return "func " + x.Name
 		}
 		if e.vars[x.Name] {
@@ -767,15 +787,7 @@ func (e *engine) funcRange(x ast.Expr) string {
 		if !ok {
 			return ""
 		}
-		src, ok := e.decls[id.Name]
-		if !ok || declKind(src) != "function" {
-			return ""
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), "", "package p;"+stripDirectives(src), parser.SkipObjectResolution)
-		if err != nil || len(f.Decls) != 1 {
-			return ""
-		}
-		if fd, ok := f.Decls[0].(*ast.FuncDecl); ok && fd.Type.Results != nil && len(fd.Type.Results.List) == 1 {
+		if fd := decl(id.Name); fd != nil && fd.Type.Results != nil && len(fd.Type.Results.List) == 1 {
 			if _, ok := fd.Type.Results.List[0].Type.(*ast.FuncType); ok {
 				return id.Name + "(…), which returns a func"
 			}
