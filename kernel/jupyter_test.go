@@ -156,7 +156,7 @@ func TestConformance(t *testing.T) {
 func TestClient(t *testing.T) {
 	j := requireJupyter(t)
 	out, err := j.python(t, "-m", "unittest", "-v", "client_checks")
-	checkUnittest(t, out, err, 16)
+	checkUnittest(t, out, err, 21)
 }
 
 // notebookWant is what a notebook's executed outputs must hold, beyond

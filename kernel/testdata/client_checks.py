@@ -333,6 +333,67 @@ class ClientChecks(unittest.TestCase):
         reply = self.k.kc.get_shell_msg(timeout=TIMEOUT)["content"]
         self.assertEqual(reply, {"status": "ok", "comms": {}})
 
+    def complete(self, code):
+        msg_id = self.k.kc.complete(code, len(code))
+        return self.k.shell_reply(msg_id)["content"]
+
+    def test_completion_lists(self):
+        # No match is an empty list, never null; a cell type's fields and
+        # methods are offered, after an index too, pointer methods where
+        # the value is addressable.
+        reply, _ = self.k.run(
+            "type mt struct{ A int }\n"
+            "func (m mt) Val() int { return m.A }\n"
+            "func (m *mt) Ptr() int { return m.A }\n"
+            "func mk() mt { return mt{} }\n"
+            "x := mt{1}\nouts := []mt{{2}}")
+        self.assertEqual(reply["status"], "ok")
+        self.assertEqual(self.complete("nosuchnamezz")["matches"], [])
+        self.assertEqual(self.complete("x.")["matches"], ["A", "Ptr", "Val"])
+        self.assertEqual(self.complete("outs[0].")["matches"], ["A", "Ptr", "Val"])
+        self.assertEqual(self.complete("mk().")["matches"], ["A", "Val"])
+
+    def test_min_max_clear(self):
+        reply, msgs = self.k.run(
+            'import "fmt"\nimport "math"\nimport "slices"\n'
+            "m := map[string]int{\"a\": 1}\nclear(m)\nf := 2.5\n"
+            "fmt.Println(min(3, 1, 2), max(f, 1), min(0, f), math.IsNaN(max(f, math.NaN())), len(m), slices.Max([]int{4, 9}))")
+        self.assertEqual(reply["status"], "ok", reply)
+        self.assertEqual(stdout(msgs), "1 2.5 0 true 0 9\n")
+
+    def test_cell_error_type(self):
+        # A cell's error type prints with its Error; %w, errors.Is and
+        # errors.As find it.
+        reply, msgs = self.k.run(
+            'import "fmt"\nimport "errors"\n'
+            "type myErr struct{ msg string }\n"
+            'func (e *myErr) Error() string { return "my: " + e.msg }\n'
+            'var base error = &myErr{"boom"}\n'
+            'w := fmt.Errorf("ctx: %w", base)\nvar me *myErr\n'
+            "fmt.Println(&myErr{\"direct\"}, w, errors.Is(w, base), errors.As(w, &me), me.msg)")
+        self.assertEqual(reply["status"], "ok", reply)
+        self.assertEqual(stdout(msgs), "my: direct ctx: my: boom true true boom\n")
+
+    def test_cell_type_as_interface(self):
+        # A cell type in a compiled struct's interface field: the runner
+        # of a sweep.
+        reply, msgs = self.k.run(
+            'import "context"\nimport "fmt"\n'
+            'import "github.com/evalcapsule/evalcapsule/harness"\n'
+            'import "github.com/evalcapsule/evalcapsule/study"\n'
+            "type myRunner struct{ n int }\n"
+            "func (r *myRunner) Run(ctx context.Context, dir string, progress func(harness.Progress)) error { r.n++; return nil }\n"
+            "r := &myRunner{}\nopts := study.SweepOptions{Runner: r}\n"
+            'opts.Runner.Run(context.Background(), "", nil)\nfmt.Println(r.n)')
+        self.assertEqual(reply["status"], "ok", reply)
+        self.assertEqual(stdout(msgs), "1\n")
+
+    def test_unsupported_construct_named(self):
+        reply, msgs = self.k.run("func seq(yield func(int) bool) {}\nfor x := range seq {\n\t_ = x\n}")
+        self.assertEqual(reply["status"], "error")
+        self.assertIn("range over a function", reply["evalue"])
+        self.assertIn("line 2", "\n".join(outputs(msgs, "error")[0]["traceback"]))
+
 
 if __name__ == "__main__":
     unittest.main()
