@@ -124,9 +124,15 @@
 // belongs in the compiled packages. Generic functions declared in cells
 // are partly supported, and the compiled packages export no generic API
 // (yaegi cannot extract it; a test checks). The standard library is Go
-// 1.22's, without iter and unique. An interrupt stops interpreted code at
+// 1.22's, without iter and unique; the kernel adds min, max and clear, and
+// the common functions of slices, maps and cmp, as generic functions of
+// the interpreter to which cells' calls are rewritten, and refuses with
+// its line what the interpreter cannot run (range over a function; see
+// builtins.go). An interrupt stops interpreted code at
 // once, and the goroutines cells started; a compiled function it is in
 // finishes first. Compiled code does not see the methods of types
-// declared in cells, except the display methods, which the kernel calls.
+// declared in cells, except the display methods, which the kernel calls,
+// Error (through fmt and errors), and those of an interface a value is
+// converted to, as in a compiled struct's interface field.
 // yaegi's compiler fails on some valid Go; the error says so.
 package kernel
