@@ -2,8 +2,10 @@ package kernel
 
 import (
 	"context"
+	"fmt"
 	"go/ast"
 	"go/parser"
+	"go/scanner"
 	"go/token"
 	"strings"
 )
@@ -25,6 +27,11 @@ func (e *engine) declChunk(ctx context.Context, c chunk, text string) (changed m
 	src := directive(e.cur, c.line, c.col) + text
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "", "package p;"+src, parser.SkipObjectResolution)
+	if list, ok := err.(scanner.ErrorList); ok && len(list) > 0 {
+		// The parser's words, at the cell's line (src starts with its
+		// directive).
+		return nil, nil, fmt.Errorf("%d:%d: %s", list[0].Pos.Line, list[0].Pos.Column, list[0].Msg)
+	}
 	if err != nil {
 		_, err = e.eval(ctx, c.line, c.col, text)
 		return nil, nil, err

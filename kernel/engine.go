@@ -206,6 +206,10 @@ func (e *engine) run(ctx context.Context, name, src string) outcome {
 		return outcome{err: e.compileError(err)}
 	}
 	src = rewrite(src, name, items, e.isInt, e.declared)
+	if c, ok := e.cells[e.cur]; ok {
+		c.code = src
+		e.cells[e.cur] = c
+	}
 	if items, err = splitCell(src); err != nil {
 		return outcome{err: e.compileError(err)}
 	}
@@ -423,6 +427,7 @@ const (
 type cellSource struct {
 	name  string // "In[3]"
 	lines []string
+	code  string // the cell as evaluated, after rewrite: positions point into it
 }
 
 // begin registers a new cell and makes it the running one.
@@ -463,6 +468,22 @@ func (e *engine) importChunk(ctx context.Context, c chunk, text string) error {
 		if !e.imports[importKey(spec)] {
 			fresh = append(fresh, spec)
 			specs = append(specs, text[fset.Position(spec.Pos()).Offset-shift:fset.Position(spec.End()).Offset-shift])
+		}
+	}
+	for _, spec := range fresh {
+		p, _ := strconv.Unquote(spec.Path.Value)
+		name := e.packageName(p)
+		if spec.Name != nil {
+			name = spec.Name.Name
+		}
+		if name != "_" && name != "." && e.known(name) {
+			pos := fset.Position(spec.Pos())
+			l, col := lineCol(text, pos.Offset-shift)
+			if l == 1 {
+				col += c.col - 1
+			}
+			return fmt.Errorf("%d:%d: %s redeclared: a cell declared %s; import the package under another name (import x %s)",
+				e.cur*cellLines+c.line+l-1, col, name, name, spec.Path.Value)
 		}
 	}
 	switch {
