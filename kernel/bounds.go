@@ -62,6 +62,17 @@ func (e *engine) boundsMessage(value string, frames []string) string {
 			return msg
 		}
 	}
+	// yaegi points at the first statement of some runs of statements:
+	// the expression of the cell that is out of range, if only one is.
+	var found []string
+	for _, x := range boundsExprs(cell.code, 0, 0) {
+		if msg, ok := e.outOfRange(x); ok {
+			found = append(found, msg)
+		}
+	}
+	if len(found) == 1 {
+		return found[0]
+	}
 	return generic
 }
 
@@ -143,8 +154,9 @@ type boundsExpr struct {
 	size  int // of its source
 }
 
-// boundsExprs are the index and slice expressions of plain operands that
-// start at line:col of code (a cell as evaluated), innermost first.
+// boundsExprs are the index and slice expressions of plain operands
+// around line:col of code (a cell as evaluated), innermost first; all of
+// them for line 0.
 func boundsExprs(code string, line, col int) []boundsExpr {
 	items, err := splitCell(code)
 	if err != nil {
@@ -152,7 +164,7 @@ func boundsExprs(code string, line, col int) []boundsExpr {
 	}
 	var out []boundsExpr
 	for _, it := range items {
-		if it.line > line || lineOfOffset(code, it.end) < line {
+		if line > 0 && (it.line > line || lineOfOffset(code, it.end) < line) {
 			continue
 		}
 		prefix, suffix := "package p;", ""
@@ -173,6 +185,9 @@ func boundsExprs(code string, line, col int) []boundsExpr {
 		// The frame points into the expression: at its start, or at its
 		// index when that is computed.
 		at := func(n ast.Node) bool {
+			if line == 0 {
+				return true
+			}
 			l1, c1 := lineCol(code, fset.Position(n.Pos()).Offset-len(prefix)+it.start)
 			l2, c2 := lineCol(code, fset.Position(n.End()).Offset-len(prefix)+it.start)
 			return (l1 < line || l1 == line && c1 <= col) && (line < l2 || line == l2 && col < c2)

@@ -16,6 +16,22 @@ import (
 // number of values is known for the functions of packages and the
 // functions cells declare; other calls are left to yaegi.
 func (e *engine) checkAssignments(src string, items []item) error {
+	// The functions the cell declares, which its other items may call.
+	funcs := map[string]*ast.FuncDecl{}
+	for _, it := range items {
+		if it.kind != itemDecl {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), "", "package p;"+src[it.start:it.end], parser.SkipObjectResolution)
+		if err != nil {
+			continue
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+				funcs[fd.Name.Name] = fd
+			}
+		}
+	}
 	var msgs []string
 	for _, it := range items {
 		if it.kind != itemStmt && it.kind != itemDecl {
@@ -46,7 +62,7 @@ func (e *engine) checkAssignments(src string, items []item) error {
 			if !ok {
 				return
 			}
-			n, ok := e.results(call.Fun)
+			n, ok := e.results(call.Fun, funcs)
 			if !ok || n == vars {
 				return
 			}
@@ -76,8 +92,9 @@ func (e *engine) checkAssignments(src string, items []item) error {
 }
 
 // results is the number of values a call of fun gives, when fun is a
-// function of an imported package or one a cell declared.
-func (e *engine) results(fun ast.Expr) (int, bool) {
+// function of an imported package, of the running cell (funcs) or of an
+// earlier one.
+func (e *engine) results(fun ast.Expr, funcs map[string]*ast.FuncDecl) (int, bool) {
 	switch f := ast.Unparen(fun).(type) {
 	case *ast.SelectorExpr:
 		pkg, ok := f.X.(*ast.Ident)
@@ -98,6 +115,8 @@ func (e *engine) results(fun ast.Expr) (int, bool) {
 		switch {
 		case f.Obj != nil:
 			decl, _ = f.Obj.Decl.(*ast.FuncDecl)
+		case funcs[f.Name] != nil:
+			decl = funcs[f.Name]
 		case e.owner[f.Name] != nil && e.owner[f.Name].kind == token.FUNC:
 			file, err := parser.ParseFile(token.NewFileSet(), "", "package p;"+e.owner[f.Name].text, parser.SkipObjectResolution)
 			if err == nil && len(file.Decls) == 1 {
