@@ -160,9 +160,9 @@ func TestGoChecks(t *testing.T) {
 		{src: `import "example.com/nosuch"`, evalue: `cannot import "example.com/nosuch": cells can import the standard library and github.com/evalcapsule/evalcapsule/analysis`},
 	})
 	for src, want := range map[string]string{
-		"a := 1\nb := a *\n\n": "In[%d], line 2\n    b := a *\n            ^\nexpected operand, found the end of the cell",
-		`import "example.com/nosuch"`:  "no other package",
-		"func q() int {\n\treturn 1 +\n}": "In[%d], line 3\n    }\n    ^\nexpected operand, found '}'",
+		"a := 1\nb := a *\n\n":                                 "In[%d], line 2\n    b := a *\n            ^\nexpected operand, found the end of the cell",
+		`import "example.com/nosuch"`:                          "no other package",
+		"func q() int {\n\treturn 1 +\n}":                      "In[%d], line 3\n    }\n    ^\nexpected operand, found '}'",
 		`zz := fmt.Sprint(1)` + "\n" + `zz2 := fmt.Println(2)`: "In[%d], line 2\n    zz2 := fmt.Println(2)\n    ^\nassignment mismatch",
 	} {
 		te.n++
