@@ -117,6 +117,12 @@ func (e *engine) declChunk(ctx context.Context, c chunk, text string) (changed m
 	for _, t := range reset {
 		forgetGlobal(e.in, t)
 	}
+	for n := range names {
+		forgetInstances(e.in, n)
+	}
+	for t := range newTypes {
+		forgetInstances(e.in, t)
+	}
 	_, err = e.evalRaw(ctx, replay.String()+src)
 	if e.typingFailure(err) && len(reset) == 0 && len(e.undefined(itemDecl, text)) == 0 {
 		if handled, err2 := e.stepwiseVars(ctx, c, text); handled {

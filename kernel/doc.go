@@ -64,7 +64,8 @@
 //   - functions and methods declared before call the new function, read
 //     and assign the new variable, and use the new type and methods; the
 //     old variable is gone, so an assignment after the redefinition
-//     (rate = 3) is seen by all of them. Assigning a variable (without
+//     (rate = 3) is seen by all of them, and a generic function is
+//     instantiated anew. Assigning a variable (without
 //     declaring it) changes nothing else and needs nothing evaluated:
 //     every function reads the one variable;
 //   - a var declaration whose initialiser refers to the name runs its

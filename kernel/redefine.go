@@ -203,6 +203,9 @@ func (e *engine) redefined(ctx context.Context, changed map[string]bool, fresh [
 		if u.kind == token.TYPE {
 			forgetGlobal(e.in, u.names[0])
 		}
+		for _, n := range u.names {
+			forgetInstances(e.in, n)
+		}
 		b.WriteString(e.source(u))
 	}
 	_, err := e.evalRaw(ctx, b.String())

@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -51,6 +52,17 @@ func TestRedefinition(t *testing.T) {
 			{src: "func f(a int) int { return 10 * a }"},
 			{src: "old()", result: "-1"},
 			{src: "k()", result: "51"},
+			// A generic function is instantiated anew.
+			{src: "func Double[T int | float64](x T) T { return 2 * x }"},
+			{src: "func useD() int { return Double(3) }"},
+			{src: "useD()", result: "6"},
+			{src: "func Double[T int | float64](x T) T { return 3 * x }"},
+			{src: "useD()", result: "9"},
+			{src: "Double(4)", result: "12"},
+			// A var whose initialiser is a function literal calls the new f.
+			{src: "var handler = func() int { return f(1) }"},
+			{src: "func f(a int) int { return 7 * a }"},
+			{src: "handler()", result: "7"},
 		})
 	})
 	t.Run("variable", func(t *testing.T) {
@@ -177,6 +189,23 @@ func TestGoChecks(t *testing.T) {
 		}
 		if strings.Contains(tb, "GOPATH") {
 			t.Errorf("%q: traceback names GOPATH:\n%s", src, tb)
+		}
+	}
+}
+
+// TestYaegiGenericCache checks that the field forgetInstances empties is
+// where yaegi v0.16.1 has it: an upgrade that moves it fails here.
+func TestYaegiGenericCache(t *testing.T) {
+	te := newTestEngine(t)
+	te.cell("func Id[T any](x T) T { return x }\nId(1)")
+	g := field(reflect.ValueOf(te.in).Elem(), "generic")
+	if !g.IsValid() || g.Kind() != reflect.Map || g.Len() == 0 {
+		t.Fatalf("yaegi's generic instances are not in Interpreter.generic: %v", g)
+	}
+	forgetInstances(te.in, "Id")
+	for _, k := range g.MapKeys() {
+		if strings.HasPrefix(k.String(), "Id[") {
+			t.Errorf("instance %s kept", k)
 		}
 	}
 }

@@ -2,13 +2,14 @@ package kernel
 
 import (
 	"reflect"
+	"strings"
 	"unsafe"
 
 	"github.com/traefik/yaegi/interp"
 )
 
-// This file reaches into yaegi v0.16.1's unexported state for two things
-// its API lacks. The go.mod pins that version; TestYaegiInternals fails
+// This file reaches into yaegi v0.16.1's unexported state for what its
+// API lacks. The go.mod pins that version; TestYaegiInternals fails
 // if an upgrade moves the fields, and both functions then do nothing.
 
 // forgetGlobal removes name from the interpreted main package, so that a
@@ -70,4 +71,19 @@ func field(v reflect.Value, name string) reflect.Value {
 		return reflect.Value{}
 	}
 	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem()
+}
+
+// forgetInstances drops yaegi's instances of the generic function or
+// type name (its cache, keyed "name[int]"), so that a generic declared
+// again is instantiated anew rather than from the old body.
+func forgetInstances(i *interp.Interpreter, name string) {
+	generic := field(reflect.ValueOf(i).Elem(), "generic")
+	if !generic.IsValid() || generic.Kind() != reflect.Map || generic.Type().Key().Kind() != reflect.String {
+		return
+	}
+	for _, k := range generic.MapKeys() {
+		if strings.HasPrefix(k.String(), name+"[") {
+			generic.SetMapIndex(k, reflect.Value{})
+		}
+	}
 }
