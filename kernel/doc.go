@@ -47,9 +47,59 @@
 // statements; the kernel cuts it into top-level items (go/scanner) and
 // evaluates runs of one kind together, because yaegi takes either a file
 // or a function body. Running a cell again works: imports already made
-// are skipped, and a type declared again is declared anew with its
-// methods. A func main in a cell runs once, after the cell. Positions in
-// errors and panics are the cell's own lines ("In[3], line 5").
+// are skipped. A func main in a cell runs once, after the cell's
+// statements, its last line included. Positions in errors and panics are
+// the cell's own lines ("In[3], line 5").
+//
+// A name has one definition at a time, the latest, and all code sees
+// it, as if the notebook's declarations were one Go file. The kernel
+// keeps the source of every top-level declaration of a cell: each func,
+// each var or const declaration (a group as one), each type with its
+// methods. When a cell declares a name again (a func, var, const or
+// type declaration, a method, which makes its type anew, or a top-level
+// x := of a statement), the kernel evaluates again, from their source,
+// the declarations that refer to the name, then those that refer to
+// those, in the order they were last evaluated:
+//
+//   - functions and methods declared before call the new function, read
+//     and assign the new variable, and use the new type and methods; the
+//     old variable is gone, so an assignment after the redefinition
+//     (rate = 3) is seen by all of them, and a generic function is
+//     instantiated anew. Assigning a variable (without
+//     declaring it) changes nothing else and needs nothing evaluated:
+//     every function reads the one variable;
+//   - a var declaration whose initialiser refers to the name runs its
+//     initialiser again, side effects included, and its variable is
+//     declared anew with that value: what was assigned to it since is
+//     lost, and what refers to it is evaluated again in turn. A var
+//     declared again on its own leaves its group: the group's other
+//     names are evaluated without it;
+//   - statements are never run again, and values already computed stay
+//     as they are: a variable that a statement defined (x := f()) keeps
+//     its value, a function value made before (g := func() int { return
+//     f(1) }) calls the old f, and a value of a type made before the type
+//     or its methods were declared again keeps the old type and methods.
+//     Run their cell again to remake them;
+//   - a declaration that no longer compiles against the new definition
+//     (a call with the old arguments) is removed, with the names it
+//     declared, and the cell fails with an error naming it and the cell
+//     and line it came from, and saying why; what refers to it is
+//     removed too. Declare it again to bring it back.
+//
+// A top-level name cannot be both a cell's and an imported package's,
+// as in a Go file: fmt := 0 after import "fmt" is refused ("fmt already
+// declared through import of package"), and so is an import whose name a
+// cell declared; import the package under another name.
+//
+// Go's checks that yaegi lacks are made before a cell runs: a call of a
+// package's function or a cell's that gives several values assigned to
+// one variable is refused (assignment mismatch: 1 variable but
+// fmt.Println returns 2 values), and so is a call of none used as a
+// value. An index or slice out of range panics with Go's words
+// ("runtime error: index out of range [5] with length 3"); the numbers
+// are given when the operands are literals and top-level names, which
+// the kernel reads again. A cell that ends in the middle of a statement
+// is reported at its end.
 //
 // What a cell shows, and the rich output of values, is described in the
 // documentation of package display.

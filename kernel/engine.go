@@ -80,6 +80,12 @@ type engine struct {
 	aliases map[string]string
 	// vars are the variables statements of cells declared (x := 1).
 	vars map[string]bool
+	// units are the top-level declarations of cells, which a
+	// redefinition evaluates again (see redefined); owner is the unit
+	// that declares each name now, and seq counts evaluations of units.
+	units []*unit
+	owner map[string]*unit
+	seq   int
 	// shows are the display methods (HTML, String…) declared on types in
 	// cells: those values' methods are not visible to compiled code.
 	shows map[string]bool
@@ -115,6 +121,7 @@ func newEngine(stdout, stderr io.Writer, stdin io.Reader, goPanic func(where str
 		decls:    map[string]string{},
 		shows:    map[string]bool{},
 		vars:     map[string]bool{},
+		owner:    map[string]*unit{},
 		aliases:  map[string]string{},
 		limits:   newLimits(0, 0),
 	}
@@ -203,9 +210,16 @@ func (e *engine) run(ctx context.Context, name, src string) outcome {
 	if err != nil {
 		return outcome{err: e.compileError(e.scanError(err))}
 	}
+	if err := e.checkAssignments(src, items); err != nil {
+		return outcome{err: e.compileError(err)}
+	}
 	src = rewrite(src, name, items, e.isInt, e.declared)
 	if src, err = e.rewriteBuiltins(src, e.cur); err != nil {
 		return outcome{err: e.compileError(err)}
+	}
+	if c, ok := e.cells[e.cur]; ok {
+		c.code = src
+		e.cells[e.cur] = c
 	}
 	if items, err = splitCell(src); err != nil {
 		return outcome{err: e.compileError(err)}
@@ -223,23 +237,33 @@ func (e *engine) run(ctx context.Context, name, src string) outcome {
 	for _, c := range group(items) {
 		text := src[c.start:c.end]
 		var err error
+		var changed map[string]bool
+		var fresh []*unit
 		switch c.kind {
 		case itemImport:
 			err = e.importChunk(ctx, c, text)
 		case itemDecl:
 			declaresMain = declaresMain || strings.Contains(text, mainName)
-			err = e.declChunk(ctx, c, text)
+			if err = e.shadowing(declaredNames(text), c.line, c.col, text); err == nil {
+				changed, fresh, err = e.declChunk(ctx, c, text)
+			}
 		case itemStmt:
-			_, err = e.eval(ctx, c.line, c.col, text)
-			if e.typingFailure(err) && len(e.undefined(itemStmt, text)) == 0 {
-				err = e.stepwise(ctx, c, text)
-			}
-			if err == nil {
-				e.declaredVars(text)
-			}
+			changed, err = e.stmtChunk(ctx, c, text)
 		}
 		if err != nil {
 			return outcome{err: e.cellError(e.explain(err, c.kind, c.line, c.col, text))}
+		}
+		if err := e.redefined(ctx, changed, fresh); err != nil {
+			return outcome{err: e.cellError(err)}
+		}
+	}
+	// The value of the last line, then main: a func main runs after
+	// the cell's statements, all of them.
+	var data display.Data
+	if last != nil {
+		var cerr *cellError
+		if data, cerr = e.result(ctx, *last, src[last.start:last.end]); cerr != nil {
+			return outcome{err: cerr}
 		}
 	}
 	if declaresMain {
@@ -249,11 +273,42 @@ func (e *engine) run(ctx context.Context, name, src string) outcome {
 			}
 		}
 	}
-	if last == nil {
-		return outcome{}
+	return outcome{result: data}
+}
+
+// stmtChunk evaluates statements, and returns the names they declared
+// anew (x := 2 after x := 1).
+func (e *engine) stmtChunk(ctx context.Context, c chunk, text string) (map[string]bool, error) {
+	defs := definedNames(text)
+	if err := e.shadowing(defs, c.line, c.col, text); err != nil {
+		return nil, err
 	}
-	data, cerr := e.result(ctx, *last, src[last.start:last.end])
-	return outcome{result: data, err: cerr}
+	changed := map[string]bool{}
+	for _, d := range defs {
+		if e.known(d.name) {
+			changed[d.name] = true
+		}
+	}
+	_, err := e.eval(ctx, c.line, c.col, text)
+	if e.typingFailure(err) && len(e.undefined(itemStmt, text)) == 0 {
+		err = e.stepwise(ctx, c, text)
+	}
+	if err != nil && !e.ran(err) {
+		return nil, err
+	}
+	// Compiled, the variables are declared anew, even when the
+	// statements then panicked.
+	e.declaredVars(text)
+	for n := range changed {
+		// A variable of statements now: not a declaration's.
+		e.release(n)
+		delete(e.decls, n)
+	}
+	if err != nil {
+		e.redefined(ctx, changed, nil)
+		return nil, err
+	}
+	return changed, nil
 }
 
 // declaredVars records the variables the top-level statements of text
@@ -383,6 +438,7 @@ const (
 type cellSource struct {
 	name  string // "In[3]"
 	lines []string
+	code  string // the cell as evaluated, after rewrite: positions point into it
 }
 
 // begin registers a new cell and makes it the running one.
@@ -423,6 +479,22 @@ func (e *engine) importChunk(ctx context.Context, c chunk, text string) error {
 		if !e.imports[importKey(spec)] {
 			fresh = append(fresh, spec)
 			specs = append(specs, text[fset.Position(spec.Pos()).Offset-shift:fset.Position(spec.End()).Offset-shift])
+		}
+	}
+	for _, spec := range fresh {
+		p, _ := strconv.Unquote(spec.Path.Value)
+		name := e.packageName(p)
+		if spec.Name != nil {
+			name = spec.Name.Name
+		}
+		if name != "_" && name != "." && e.known(name) {
+			pos := fset.Position(spec.Pos())
+			l, col := lineCol(text, pos.Offset-shift)
+			if l == 1 {
+				col += c.col - 1
+			}
+			return fmt.Errorf("%d:%d: %s redeclared: a cell declared %s; import the package under another name (import x %s)",
+				e.cur*cellLines+c.line+l-1, col, name, name, spec.Path.Value)
 		}
 	}
 	switch {

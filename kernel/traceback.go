@@ -75,10 +75,11 @@ func (e *engine) cellError(err error) *cellError {
 		if le, ok := p.Value.(*limitError); ok {
 			name = le.ename // a make refused
 		}
-		tb := []string{red(name + ": " + value), ""}
 		e.mu.Lock()
 		frames := e.frames
 		e.mu.Unlock()
+		value = e.boundsMessage(value, frames)
+		tb := []string{red(name + ": " + value), ""}
 		for _, f := range frames {
 			m := panicFrameRE.FindStringSubmatch(f + "\n")
 			fn := strings.TrimSuffix(strings.TrimPrefix(m[3], "main."), "(...)")
@@ -121,10 +122,13 @@ func (e *engine) compileError(err error) *cellError {
 		}
 		text := line[len(m[0]):]
 		ex := e.excerpt(m[1], m[2], "")
-		if len(ex) == 1 && strings.HasSuffix(text, "found '}'") {
-			// The closing brace of yaegi's wrapper, after the cell.
-			text = "the cell ends in the middle of a statement (" + text + ")"
+		if strings.HasSuffix(text, "found '}'") && e.pastEnd(m[1]) {
+			// The closing brace of yaegi's wrapper, after the cell: the
+			// cell ends in the middle of a statement.
+			text = strings.TrimSuffix(text, "'}'") + "the end of the cell"
+			ex = e.excerptEnd(m[1])
 		}
+		text = strings.Replace(text, "found 'EOF'", "found the end of the cell", 1)
 		if first == "" {
 			first = text
 		}
@@ -159,6 +163,37 @@ func (e *engine) excerpt(line, col, where string) []string {
 	return []string{head, "    " + src, "    " + strings.Repeat(" ", max(caret, 0)) + "^"}
 }
 
+// pastEnd reports whether an encoded line is past the last line of its
+// cell that is not blank: where yaegi's wrapper is.
+func (e *engine) pastEnd(line string) bool {
+	enc, _ := strconv.Atoi(line)
+	cell, l, ok := e.position(enc)
+	if !ok {
+		return false
+	}
+	last := len(cell.lines)
+	for last > 1 && strings.TrimSpace(cell.lines[last-1]) == "" {
+		last--
+	}
+	return l > last
+}
+
+// excerptEnd is the excerpt of the end of the cell of an encoded line:
+// the caret after its last character.
+func (e *engine) excerptEnd(line string) []string {
+	enc, _ := strconv.Atoi(line)
+	cell, _, ok := e.position(enc)
+	if !ok {
+		return nil
+	}
+	l := len(cell.lines)
+	for l > 1 && strings.TrimSpace(cell.lines[l-1]) == "" {
+		l--
+	}
+	end := strings.TrimRight(cell.lines[l-1], " \t\r")
+	return e.excerpt(strconv.Itoa(enc/cellLines*cellLines+l), strconv.Itoa(len(end)+1), "")
+}
+
 // compiledPackages are the packages besides the standard library that
 // cells can import.
 func compiledPackages() []string {
@@ -177,8 +212,8 @@ var missingImportRE = regexp.MustCompile(`import ("[^"]*") error: unable to find
 // mistake.
 func clarify(msg string) string {
 	if m := missingImportRE.FindStringSubmatchIndex(msg); m != nil {
-		return msg[:m[0]] + "cannot import " + msg[m[2]:m[3]] + ": the kernel has the standard library and " +
-			strings.Join(compiledPackages(), ", ") + " compiled in; other packages need their source in GOPATH"
+		return msg[:m[0]] + "cannot import " + msg[m[2]:m[3]] + ": cells can import the standard library and " +
+			strings.Join(compiledPackages(), ", ") + ", which are compiled into the kernel, and no other package"
 	}
 	if i := strings.Index(msg, "CFG post-order panic: "); i >= 0 {
 		rest := msg[i+len("CFG post-order panic: "):]

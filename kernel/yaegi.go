@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/traefik/yaegi/interp"
@@ -105,4 +106,19 @@ func errorIdentity(err error) any {
 		}
 	}
 	return err
+}
+
+// forgetInstances drops yaegi's instances of the generic function or
+// type name (its cache, keyed "name[int]"), so that a generic declared
+// again is instantiated anew rather than from the old body.
+func forgetInstances(i *interp.Interpreter, name string) {
+	generic := field(reflect.ValueOf(i).Elem(), "generic")
+	if !generic.IsValid() || generic.Kind() != reflect.Map || generic.Type().Key().Kind() != reflect.String {
+		return
+	}
+	for _, k := range generic.MapKeys() {
+		if strings.HasPrefix(k.String(), name+"[") {
+			generic.SetMapIndex(k, reflect.Value{})
+		}
+	}
 }

@@ -395,5 +395,78 @@ class ClientChecks(unittest.TestCase):
         self.assertIn("line 2", "\n".join(outputs(msgs, "error")[0]["traceback"]))
 
 
+    def result_of(self, code):
+        """The text/plain result of a cell that must succeed."""
+        reply, msgs = self.k.run(code)
+        self.assertEqual(reply["status"], "ok", reply)
+        results = outputs(msgs, "execute_result")
+        return results[0]["data"]["text/plain"] if results else None
+
+    def test_redefinition_function(self):
+        # g and k were declared before f changed: they call the new f.
+        self.result_of("func f(a int) int { return a }")
+        self.result_of("func g() int { return f(5) }\nfunc k() int { return g() + 1 }")
+        self.assertEqual(self.result_of("g()"), "5")
+        self.result_of("func f(a int) int { return -a }")
+        self.assertEqual(self.result_of("g()"), "-5")
+        self.assertEqual(self.result_of("k()"), "-4")
+        # A caller that no longer compiles is named, and removed.
+        reply, msgs = self.k.run("func f(a, b int) int { return a + b }")
+        self.assertEqual(reply["status"], "error")
+        self.assertIn("func g", reply["evalue"])
+        self.assertIn("no longer compiles", reply["evalue"])
+        self.assertIn("not enough arguments in call to f", reply["evalue"])
+        reply, _ = self.k.run("g()")
+        self.assertIn("undefined: g", reply["evalue"])
+
+    def test_redefinition_variable(self):
+        self.result_of("var rate = 1")
+        self.result_of("func h() int { return rate }")
+        self.result_of("var total = rate * 10")
+        self.result_of("rate = 4")
+        self.assertEqual(self.result_of("h()"), "4")
+        self.result_of("var rate = 2")
+        self.assertEqual(self.result_of("h()"), "2")
+        self.assertEqual(self.result_of("total"), "20")
+        self.result_of("rate = 3")
+        self.assertEqual(self.result_of("h()"), "3")
+        self.result_of("x := 1\nfunc hx() int { return x }")
+        self.result_of("x := 2")
+        self.assertEqual(self.result_of("hx()"), "2")
+
+    def test_redefinition_method(self):
+        self.result_of("type T struct{ N int }\nfunc (t T) V() int { return 1 }")
+        self.result_of("func useT() int { return T{}.V() }")
+        self.assertEqual(self.result_of("useT()"), "1")
+        self.result_of("func (t T) V() int { return 2 }")
+        self.assertEqual(self.result_of("useT()"), "2")
+
+    def test_go_checks(self):
+        self.result_of('import "fmt"')
+        reply, _ = self.k.run('a := 1\nxx := fmt.Println("p")')
+        self.assertEqual(reply["ename"], "CompileError")
+        self.assertEqual(reply["evalue"], "assignment mismatch: 1 variable but fmt.Println returns 2 values")
+        self.assertIn('    xx := fmt.Println("p")', reply["traceback"])
+        self.assertTrue(any(line.endswith(", line 2") for line in reply["traceback"]), reply["traceback"])
+        # main runs after the cell's statements.
+        reply, msgs = self.k.run('func main() { fmt.Println("main") }\nfmt.Println("first")\nfmt.Println("last")')
+        self.assertEqual(reply["status"], "ok")
+        self.assertEqual(stdout(msgs), "first\nlast\nmain\n")
+        reply, _ = self.k.run("c := 1 +")
+        self.assertEqual(reply["evalue"], "expected operand, found the end of the cell")
+        self.assertIn("    c := 1 +", reply["traceback"])
+        self.assertNotIn("'}'", "\n".join(reply["traceback"]))
+        self.result_of("xs := []int{1, 2, 3}")
+        reply, _ = self.k.run("xs[5]")
+        self.assertEqual(reply["ename"], "panic")
+        self.assertEqual(reply["evalue"], "runtime error: index out of range [5] with length 3")
+        reply, _ = self.k.run("fmt := 0")
+        self.assertEqual(reply["status"], "error")
+        self.assertIn('fmt already declared through import of package "fmt"', reply["evalue"])
+        self.assertEqual(self.result_of('fmt.Sprint("still ", 1)'), "still 1")
+        reply, _ = self.k.run('import "example.com/nosuch"')
+        self.assertIn("cells can import the standard library and github.com/evalcapsule/evalcapsule/analysis", reply["evalue"])
+        self.assertNotIn("GOPATH", reply["evalue"])
+
 if __name__ == "__main__":
     unittest.main()
