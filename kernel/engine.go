@@ -147,6 +147,9 @@ func newEngine(stdout, stderr io.Writer, stdin io.Reader, goPanic func(where str
 		}
 		maps.Copy(e.exports, s)
 	}
+	if err := useCellLogs(e.in, stderr); err != nil {
+		return nil, err
+	}
 	alloc := func(typ, n any, name string) int { return e.limits.alloc(typ, n, name) }
 	allocN := func(n, elem int, name string) int { return e.limits.allocN(n, elem, name) }
 	if err := e.in.Use(interp.Exports{runtimePath + "/runtime": {

@@ -140,7 +140,7 @@ fmt.Println()`,
 		{"stdout:one\ntwo\nthree", "stderr:warning\n", "stdout:\nfour\n"},
 		{"result[2]:42"},
 		{},
-		{"display:shown", "result[4]:"},
+		{"display:shown", "result[4]:*result*"}, // Markdown's text/plain is its source
 		{"stdout:100%\n"},
 	}
 	for i, c := range cells {

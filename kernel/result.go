@@ -238,14 +238,18 @@ func (e *engine) show(ctx context.Context, v reflect.Value) (display.Data, *cell
 	if s, ok := text("Error"); ok {
 		return display.Data{}, e.cellError(resultError{typ: t, err: s})
 	}
-	if s, ok := text("String"); ok {
-		d = d.With(display.Text(s))
+	str, hasString := text("String")
+	if hasString {
+		d = d.With(display.Text(str))
 	}
 	if s, ok := text("HTML"); ok {
 		d = d.With(display.HTML(s))
 	}
 	if s, ok := text("Markdown"); ok {
 		d = d.With(display.Markdown(s))
+		if !hasString {
+			d = d.With(display.Text(s)) // rather than a dump of the fields
+		}
 	}
 	if b, ok := bytes("PNG"); ok {
 		d = d.With(display.PNG(b))

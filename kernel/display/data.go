@@ -6,11 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"image"
+	_ "image/jpeg" // DecodeConfig of JPEG images
 	"image/png"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
+
+	"gonum.org/v1/plot"
 )
 
 // Data is one value in the MIME types a notebook can render, Jupyter's
@@ -111,8 +116,15 @@ func (d Data) With(more ...Data) Data {
 
 // MIMEBundle returns the bundle as Jupyter's messages carry it: data by
 // MIME type, and metadata (never nil, as the protocol requires an object).
+//
+// Every frontend must be able to show it, so forms are added where d
+// lacks them: text/html rendered from text/markdown (classic Notebook
+// drops Markdown from a notebook it does not trust; the rendering escapes
+// everything but the Markdown itself), an <img> of an SVG with neither
+// HTML nor PNG (the same notebook drops SVG), and always a text/plain
+// form: the Markdown, the text of the HTML, or what the image is.
 func (d Data) MIMEBundle() (data, metadata map[string]any) {
-	data, metadata = d.data, d.metadata
+	data, metadata = d.complete(), d.metadata
 	if data == nil {
 		data = map[string]any{}
 	}
@@ -122,17 +134,97 @@ func (d Data) MIMEBundle() (data, metadata map[string]any) {
 	return data, metadata
 }
 
+// complete returns d's data with the forms MIMEBundle adds; d is not
+// changed.
+func (d Data) complete() map[string]any {
+	if len(d.data) == 0 {
+		return d.data
+	}
+	_, hasHTML := d.data["text/html"]
+	_, hasPlain := d.data["text/plain"]
+	_, hasPNG := d.data["image/png"]
+	md, hasMD := d.data["text/markdown"].(string)
+	svg, hasSVG := d.data["image/svg+xml"].(string)
+	if hasPlain && (hasHTML || !hasMD && !(hasSVG && !hasPNG)) {
+		return d.data
+	}
+	data := maps.Clone(d.data)
+	switch {
+	case hasHTML:
+	case hasMD:
+		data["text/html"] = markdownHTML(md)
+	case hasSVG && !hasPNG:
+		data["text/html"] = `<img src="data:image/svg+xml;base64,` + base64.StdEncoding.EncodeToString([]byte(svg)) + `">`
+	}
+	if !hasPlain {
+		data["text/plain"] = d.fallback()
+	}
+	return data
+}
+
+// fallback is the text/plain form of a bundle that has none.
+func (d Data) fallback() string {
+	if s, ok := d.data["text/markdown"].(string); ok {
+		return s
+	}
+	if s, ok := d.data["text/html"].(string); ok {
+		if t := htmlText(s); t != "" {
+			return t
+		}
+	}
+	for _, t := range []string{"image/png", "image/jpeg"} {
+		if s, ok := d.data[t].(string); ok {
+			b, err := base64.StdEncoding.DecodeString(s)
+			if err != nil {
+				continue
+			}
+			if c, format, err := image.DecodeConfig(bytes.NewReader(b)); err == nil {
+				return fmt.Sprintf("[%s image, %d×%d]", strings.ToUpper(format), c.Width, c.Height)
+			}
+		}
+	}
+	if _, ok := d.data["image/svg+xml"]; ok {
+		return "[SVG image]"
+	}
+	return "[" + strings.Join(slices.Sorted(maps.Keys(d.data)), ", ") + "]"
+}
+
+var (
+	tagRE    = regexp.MustCompile(`(?s)<(script|style)\b.*?</(script|style)\s*>|<!--.*?-->|<[^>]*>`)
+	blanksRE = regexp.MustCompile(`\n[ \t]*(\n[ \t]*)+`)
+)
+
+// htmlText is the text an HTML fragment shows, roughly: its tags removed,
+// its entities decoded, and runs of blank lines made one.
+func htmlText(s string) string {
+	s = tagRE.ReplaceAllStringFunc(s, func(tag string) string {
+		switch t := strings.ToLower(tag); {
+		case strings.HasPrefix(t, "<br"), strings.HasPrefix(t, "</p"), strings.HasPrefix(t, "</tr"),
+			strings.HasPrefix(t, "</li"), strings.HasPrefix(t, "</h"), strings.HasPrefix(t, "</div"):
+			return "\n"
+		case strings.HasPrefix(t, "</td"), strings.HasPrefix(t, "</th"):
+			return "\t"
+		}
+		return ""
+	})
+	s = html.UnescapeString(s)
+	return strings.TrimSpace(blanksRE.ReplaceAllString(s, "\n\n"))
+}
+
 // IsZero reports whether d has no MIME type: a nil value, which shows
 // nothing.
 func (d Data) IsZero() bool { return len(d.data) == 0 }
 
-// String returns the text/plain form, or the list of MIME types when d has
-// none.
+// String returns the text/plain form, or the one MIMEBundle adds when d
+// has none.
 func (d Data) String() string {
 	if s, ok := d.data["text/plain"].(string); ok {
 		return s
 	}
-	return "[" + strings.Join(slices.Sorted(maps.Keys(d.data)), ", ") + "]"
+	if d.IsZero() {
+		return "[]"
+	}
+	return d.fallback()
 }
 
 // Of returns the forms in which v can be shown: the cell result of a value
@@ -150,6 +242,8 @@ func Of(v any) Data {
 			return Data{}
 		}
 		return *x
+	case *plot.Plot:
+		return gonumPlot(x)
 	}
 	var notes []string
 	d := Data{data: map[string]any{}}
@@ -213,6 +307,13 @@ func Of(v any) Data {
 			return nil
 		})
 	}
+	_, stringer := v.(fmt.Stringer)
+	_, isErr := v.(error)
+	_, hasPlain := d.data["text/plain"]
+	if md, ok := d.data["text/markdown"].(string); ok && !hasPlain && !stringer && !isErr {
+		// The Markdown reads better than a dump of the value's fields.
+		d.data["text/plain"] = bounded(md)
+	}
 	if _, ok := d.data["text/plain"]; !ok {
 		try("text", func() error { d.data["text/plain"] = plain(v); return nil })
 	}
@@ -243,6 +344,11 @@ func plain(v any) string {
 	default:
 		s = fmt.Sprintf("%+v", v)
 	}
+	return bounded(s)
+}
+
+// bounded cuts s to maxText bytes, saying how many more it had.
+func bounded(s string) string {
 	if len(s) > maxText {
 		s = fmt.Sprintf("%s… (%d more bytes)", s[:maxText], len(s)-maxText)
 	}

@@ -22,7 +22,9 @@
 //     show nothing.
 //
 // Output printed with fmt.Print, log or os.Stdout and os.Stderr appears as
-// the cell runs. Show displays values in the middle of a cell.
+// the cell runs, and so does slog's (its default logger in a cell writes
+// level=INFO msg=… to the cell's standard error, without the time). Show
+// displays values in the middle of a cell.
 //
 // # Rich values
 //
@@ -36,10 +38,19 @@
 //	JSON() ([]byte, error)
 //	MIMEBundle() (data, metadata map[string]any)
 //
-// an image.Image (as PNG), and always text/plain from Error(), String() or
+// an image.Image (as PNG), a gonum *plot.Plot (as a PNG of 6 by 4
+// inches), and always text/plain from Error(), String(), the Markdown or
 // fmt's %+v. The analysis package's tables and plots have these methods,
 // so `claim.Waterfall()` as a cell's last line draws the plot. Types
 // declared in a cell may have them too.
+//
+// Every output carries text/plain and, unless it is a PNG or JPEG image,
+// text/html, so that the classic Notebook, JupyterLab and nbconvert's
+// HTML all show it: Markdown is rendered to HTML (the classic Notebook
+// drops text/markdown from a notebook it does not trust), with everything
+// but the Markdown escaped, since what it shows may come from anyone's
+// lm-eval outputs. HTML that the classic Notebook's sanitiser removes (an
+// iframe) needs text beside it in the same HTML to show anything there.
 //
 // # Updating in place
 //
