@@ -49,8 +49,8 @@ const llamaProblemTail = "\nYour response should end with \"The final answer is 
 var mathTasks = []*mathTask{
 	{
 		name: "gsm8k", version: 3.0,
-		docToText: gsm8kDocToText,
-		text:      func(q string) string { return "Question: " + q + "\nAnswer:" },
+		docToText:   gsm8kDocToText,
+		text:        func(q string) string { return "Question: " + q + "\nAnswer:" },
 		docToTarget: "{{answer}}",
 		finalLead:   "#### ",
 		filters:     gsm8kFilters,

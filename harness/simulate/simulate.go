@@ -149,7 +149,7 @@ type config struct {
 	rule       pynum.Summation
 	sanitized  string
 	dateID     string
-	leaves     []leafTask // evaluation order
+	leaves     []leafTask  // evaluation order
 	math       []*mathTask // sorted by name
 	hasGSM8K   bool        // the gsm8k task itself
 	hasMMLU    bool
