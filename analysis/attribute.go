@@ -42,6 +42,13 @@ type ClaimAttribution struct {
 	Task   string `json:"task"`
 	Metric string `json:"metric"`
 	Filter string `json:"filter"`
+	// FinalFilter is the filter of the final score where a re-scoring step
+	// changed it from Filter ("" where it did not).
+	FinalFilter string `json:"final_filter,omitempty"`
+	// Notes explain the rows whose CI and McNemar p disagree about a
+	// change (the CI excludes 0 while p is above 1 − level, or the other
+	// way round).
+	Notes []string `json:"notes,omitempty"`
 	// Aggregate is the average every score below is: the claim's, or micro
 	// when the claim states none (AggregateStated false). Members is the
 	// number of member tasks a group's documents belong to (0 for a plain
@@ -216,6 +223,9 @@ func AttributeClaim(claim ClaimSpec, path []PathPoint, variants []VariantPoint, 
 		ca.Steps = append(ca.Steps, AttributionStep{Name: path[i].Name, Kind: path[i].Kind, Value: c.value, Delta: c.delta, CILow: c.lo, CIHigh: c.hi, P: c.p})
 	}
 	final := path[len(path)-1].Series
+	if final.Filter != "" && final.Filter != ca.Filter {
+		ca.FinalFilter = final.Filter
+	}
 	ca.Final = aggregateMean(final, agg)
 	ca.Unexplained = ca.Card - ca.Final
 	lo, hi := finalInterval(final, agg, copts)
@@ -228,6 +238,7 @@ func AttributeClaim(claim ClaimSpec, path []PathPoint, variants []VariantPoint, 
 		ca.Sensitivity = append(ca.Sensitivity, Sensitivity{Change: v.Change, Value: c.value, Delta: c.delta, CILow: c.lo, CIHigh: c.hi, P: c.p})
 	}
 	ca.holm()
+	ca.Notes = disagreements(ca, opts.Level)
 	if k := len(steps); k > 0 && k <= 4 && len(factorial) > 0 {
 		corners := map[uint]*Series{}
 		for _, f := range factorial {
@@ -579,6 +590,9 @@ func bitsSet(x uint) int {
 func statement(ca ClaimAttribution, level float64, n int, macroFinal float64) string {
 	pts := func(x float64) string { return fmt.Sprintf("%.1f", 100*x) }
 	s := fmt.Sprintf("%s %s (%s)", ca.Task, ca.Metric, ca.Filter)
+	if ca.FinalFilter != "" {
+		s = fmt.Sprintf("%s %s (%s; the final score under %s)", ca.Task, ca.Metric, ca.Filter, ca.FinalFilter)
+	}
 	if ca.Members > 1 {
 		switch {
 		case ca.Aggregate == Macro:
@@ -653,4 +667,38 @@ func settingPhrase(setting, value string) string {
 		return name + " unset"
 	}
 	return name + " " + value
+}
+
+// disagreements notes each step and variant whose paired CI and McNemar p
+// fall on different sides of "no change", and why the two can.
+func disagreements(ca ClaimAttribution, level float64) []string {
+	if level <= 0 || level >= 1 {
+		level = 0.95
+	}
+	alpha := 1 - level
+	var notes []string
+	check := func(row string, lo, hi, p float64) {
+		if math.IsNaN(lo) || math.IsNaN(hi) || math.IsNaN(p) {
+			return
+		}
+		excludes := lo > 0 || hi < 0
+		switch {
+		case excludes && p > alpha:
+			notes = append(notes, fmt.Sprintf("%s: the %.0f%% CI excludes 0 while McNemar p = %.2g is above %.2g", row, 100*level, p, alpha))
+		case !excludes && p <= alpha:
+			notes = append(notes, fmt.Sprintf("%s: McNemar p = %.2g is below %.2g while the %.0f%% CI includes 0", row, p, alpha, 100*level))
+		default:
+			return
+		}
+	}
+	for _, st := range ca.Steps {
+		check(st.Name, st.CILow, st.CIHigh, st.P)
+	}
+	for _, v := range ca.Sensitivity {
+		check(v.Change, v.CILow, v.CIHigh, v.P)
+	}
+	if len(notes) > 0 {
+		notes = append(notes, "the CI resamples every document's paired difference, McNemar's exact test counts only the documents that changed; near the threshold the two can fall on different sides of it, and neither is then strong evidence")
+	}
+	return notes
 }

@@ -440,6 +440,9 @@ func (ca ClaimAttribution) HTML() string {
 	if ca.HolmFamily != "" {
 		b.WriteString("\n<p>Holm p: " + html.EscapeString(ca.HolmFamily) + ".</p>")
 	}
+	for _, n := range ca.Notes {
+		b.WriteString("\n<p class=\"note\">Note: " + html.EscapeString(n) + ".</p>")
+	}
 	if len(ca.Shapley) > 0 {
 		b.WriteString("\n" + ca.ShapleyTable().HTML())
 	}

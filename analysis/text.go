@@ -183,6 +183,9 @@ func (ca ClaimAttribution) String() string {
 	if ca.HolmFamily != "" {
 		b.WriteString("Holm p: " + ca.HolmFamily + ".\n")
 	}
+	for _, n := range ca.Notes {
+		b.WriteString("note: " + n + ".\n")
+	}
 	if len(ca.Shapley) > 0 {
 		b.WriteString("\n" + ca.ShapleyTable().String())
 	}

@@ -342,7 +342,8 @@ td.num,th.num{text-align:right}th{background:#f6f8fa}
 {{end}}<tr data-row="final"><td><b>final</b></td><td></td><td class="num" data-field="value" data-value="{{raw $c.Final}}"><b>{{pts $c.Final}}</b></td><td></td><td></td><td></td><td></td></tr>
 <tr data-row="unexplained"><td>unexplained (card − final)</td><td></td><td class="num" data-field="value" data-value="{{raw $c.Unexplained}}">{{pts $c.Unexplained}}</td><td></td><td class="num" data-field="ci" data-lo="{{raw $c.UnexplainedCILow}}" data-hi="{{raw $c.UnexplainedCIHigh}}">[{{pts $c.UnexplainedCILow}}, {{pts $c.UnexplainedCIHigh}}]</td><td></td><td></td></tr>
 </tbody></table>
-<p class="muted">Scores in points{{with aggregate $c.ClaimAttribution}}, {{.}}{{end}}. Each Δ is paired, question by question, against the step before; its CI is a paired bootstrap.{{if $c.HolmFamily}} p (Holm): {{$c.HolmFamily}}.{{end}}</p>
+<p class="muted">Scores in points{{with aggregate $c.ClaimAttribution}}, {{.}}{{end}}. Each Δ is paired, question by question, against the step before; its CI is a paired bootstrap.{{if $c.HolmFamily}} p (Holm): {{$c.HolmFamily}}.{{end}}</p>{{range $c.Notes}}
+<p class="note">Note: {{.}}.</p>{{end}}
 {{if $c.Settings}}<h3>Settings: the card's against the runs'</h3>
 <table class="settings" data-claim="{{$i}}"><thead><tr><th>setting</th><th>card</th><th>baseline</th><th>final run</th><th>match</th></tr></thead><tbody>
 {{range $c.Settings}}<tr data-setting="{{.Setting}}"><td><code>{{.Setting}}</code></td><td data-field="card">{{dash .Card}}</td><td data-field="baseline">{{dash .Baseline}}</td><td data-field="final">{{dash .Final}}</td><td data-field="match"{{if not .Match}} class="differs"{{end}}>{{if .Match}}yes{{else}}NO{{end}}</td></tr>
@@ -397,7 +398,8 @@ Model ` + "`{{.Study.Model.ID}}`" + `, lm-eval {{.Study.Harness.Version}}{{if .S
 {{end}}| **final** | | **{{pts $c.Final}}** | | | | |
 | unexplained (card − final) | | {{pts $c.Unexplained}} | | [{{pts $c.UnexplainedCILow}}, {{pts $c.UnexplainedCIHigh}}] | | |
 
-Scores in points{{with aggregate $c.ClaimAttribution}}, {{.}}{{end}}.{{if $c.HolmFamily}} p (Holm): {{$c.HolmFamily}}.{{end}}
+Scores in points{{with aggregate $c.ClaimAttribution}}, {{.}}{{end}}.{{if $c.HolmFamily}} p (Holm): {{$c.HolmFamily}}.{{end}}{{range $c.Notes}}
+Note: {{.}}.{{end}}
 {{if $c.Settings}}
 Settings, the card's against the runs':
 

@@ -76,6 +76,12 @@ func (s *SweepResult) Counts() map[string]int {
 	return c
 }
 
+// preflighter is a runner that can check, before any run starts, that what
+// the runs need is there (harness.LocalRunner: lm-eval).
+type preflighter interface {
+	Preflight(ctx context.Context, recs []*harness.RunRecord) error
+}
+
 // Sweep executes the study's planned runs that are not done yet: it computes
 // every run's lm-eval command line first (a setting the pinned lm-eval does
 // not support stops everything before anything runs), writes each run's
@@ -167,6 +173,17 @@ func Sweep(ctx context.Context, s *Study, opts SweepOptions) (*SweepResult, erro
 	if len(kept) > 0 {
 		return nil, fmt.Errorf("%w: done with other settings than the study plans now, and KeepStale: %s; run without it to run them again",
 			ErrRunExists, strings.Join(kept, "; "))
+	}
+	if pf, ok := opts.Runner.(preflighter); ok && !opts.Simulated {
+		var recs []*harness.RunRecord
+		for _, j := range jobs {
+			if !j.skip {
+				recs = append(recs, j.rec)
+			}
+		}
+		if err := pf.Preflight(ctx, recs); err != nil {
+			return nil, err
+		}
 	}
 	var mu sync.Mutex
 	emit := func(ev RunEvent) {

@@ -174,8 +174,15 @@ func runDemo(ctx context.Context, opts demoOptions, dir string, io streams) erro
 	say("  5. rescore      every number of every run re-derived from its samples: %d exact, %d differ, %d not recomputable\n", exact, differ, nr)
 	for _, cl := range packed.Tables.Attribution.Claims {
 		res.Claims = append(res.Claims, demoClaim{Task: cl.Task, Metric: cl.Metric, Filter: cl.Filter, Card: cl.Card, Baseline: cl.Baseline, Final: cl.Final, Unexplained: cl.Unexplained, Statement: cl.Statement})
+		filter := cl.Filter
+		if cl.FinalFilter != "" {
+			filter += "; the final score under " + cl.FinalFilter
+		}
 		say("  6. attribution  %s %s (%s): card %.4f, baseline %.4f, after %d steps %.4f, unexplained %+.4f [%+.4f, %+.4f]\n",
-			cl.Task, cl.Metric, cl.Filter, cl.Card, cl.Baseline, len(cl.Steps), cl.Final, cl.Unexplained, cl.UnexplainedCILow, cl.UnexplainedCIHigh)
+			cl.Task, cl.Metric, filter, cl.Card, cl.Baseline, len(cl.Steps), cl.Final, cl.Unexplained, cl.UnexplainedCILow, cl.UnexplainedCIHigh)
+		for _, n := range cl.Notes {
+			say("                 note: %s\n", n)
+		}
 	}
 
 	start = time.Now()

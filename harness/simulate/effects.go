@@ -20,6 +20,10 @@ type Effects struct {
 	// share of answers without "#### N") with --apply_chat_template;
 	// ChatTemplateAccuracy the change of accuracy.
 	ChatTemplateFormat, ChatTemplateAccuracy float64
+	// ChatTemplateChurn is the share of GSM8K documents whose correctness a
+	// chat template draws anew (Options.Churn): it turns some wrong
+	// answers right and some right ones wrong, as a new prompt format does.
+	ChatTemplateChurn float64
 	// Multiturn is the accuracy change with --fewshot_as_multiturn (on top of
 	// a chat template).
 	Multiturn float64
@@ -45,6 +49,7 @@ func DefaultEffects() Effects {
 		PerShot:              0.0035,
 		ChatTemplateFormat:   -0.15,
 		ChatTemplateAccuracy: 0.02,
+		ChatTemplateChurn:    0.08,
 		Multiturn:            0.01,
 		Float16:              -0.005,
 		LongGeneration:       -0.05,
@@ -86,6 +91,12 @@ func optionsFor(spec harness.RunSpec, lmEval string, seed int64, e Effects) (Opt
 	acc += shots * e.PerShot
 	mmlu += shots * e.PerShot
 	if spec.ApplyChatTemplate != "" {
+		o.ChatTemplate = true
+		o.FewshotAsMultiturn = spec.FewshotAsMultiturn != nil && *spec.FewshotAsMultiturn
+		o.Churn = e.ChatTemplateChurn
+		if o.Churn <= 0 {
+			o.Churn = -1
+		}
 		fmtMiss += e.ChatTemplateFormat
 		acc += e.ChatTemplateAccuracy
 		mmlu += e.ChatTemplateAccuracy

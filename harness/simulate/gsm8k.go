@@ -242,45 +242,27 @@ func (d *gsm8kDoc) appendIndent2(dst []byte) []byte {
 // drawn from.
 const gsm8kTrainSize = 7473
 
-// gsm8kPrompt is the few-shot context lm-eval builds: k train examples
-// "Question: q\nAnswer: solution\n\n" (sampled without replacement, as the
-// default sampler's rnd.sample does) and the test question.
-func gsm8kPrompt(seed int64, r *rng, question string, k int) string {
-	var b strings.Builder
-	chosen := make([]int, 0, k)
-	for len(chosen) < k {
-		i := r.intn(gsm8kTrainSize)
-		dup := false
-		for _, c := range chosen {
-			dup = dup || c == i
-		}
-		if dup {
-			continue
-		}
-		chosen = append(chosen, i)
-		ex := newProblem(stream(seed, "gsm8k-train", i))
-		b.WriteString("Question: ")
-		b.WriteString(ex.question)
-		b.WriteString("\nAnswer: ")
-		b.WriteString(ex.solution())
-		b.WriteString("\n\n")
-	}
-	b.WriteString("Question: ")
-	b.WriteString(question)
-	b.WriteString("\nAnswer:")
-	return b.String()
-}
-
 // gsm8kModel holds the planted behaviour of the simulated model on GSM8K.
 type gsm8kModel struct {
 	accuracy   float64 // reasons to the right number
 	formatMiss float64 // finishes without "#### N"
 	truncated  float64 // cut off before any final answer
+	// churn is the share of documents whose correctness is drawn anew
+	// (from the churn stream given to respond), so that a setting turns
+	// some documents wrong as well as others right.
+	churn float64
 }
 
 // respond writes the simulated model's generation for one problem: the
 // text lm-eval would log in resps after cutting at the stop sequences.
 func (g gsm8kModel) respond(r *rng, m *mathProblem) string {
+	return g.respondTo(r, nil, m, "#### ")
+}
+
+// respondTo is respond for a task whose prompt asks for the final answer
+// after lead ("#### ", "The final answer is "), with churn the document's
+// stream for redrawing its correctness (nil when g.churn is 0).
+func (g gsm8kModel) respondTo(r, churn *rng, m *mathProblem, lead string) string {
 	// The three planted behaviours are decided by the stream's first three
 	// draws: a document's outcomes then move monotonically with the rates,
 	// so a run with a higher accuracy gets right every document a run with
@@ -288,6 +270,10 @@ func (g gsm8kModel) respond(r *rng, m *mathProblem) string {
 	correct := r.chance(g.accuracy)
 	truncate := r.chance(g.truncated)
 	miss := r.chance(g.formatMiss)
+	if churn != nil && g.churn > 0 && churn.chance(g.churn) {
+		correct = churn.chance(g.accuracy)
+	}
+	prose := lead != "#### " // the Llama prompts ask for reasoning in prose
 	v := m.answer
 	if !correct {
 		switch r.intn(4) {
@@ -302,7 +288,7 @@ func (g gsm8kModel) respond(r *rng, m *mathProblem) string {
 			v = m.answer + 11
 		}
 	}
-	annotate := r.chance(0.6) // keep the <<…>> annotations, as GSM8K-trained models do
+	annotate := r.chance(0.6) && !prose // keep the <<…>> annotations, as GSM8K-trained models do
 	commas := v >= 1000 && r.chance(0.4)
 	num := itoa(v)
 	if commas {
@@ -362,13 +348,17 @@ func (g gsm8kModel) respond(r *rng, m *mathProblem) string {
 			" The answer is: $" + num + ".",
 		}))
 	} else {
+		end := ""
+		if prose {
+			end = "."
+		}
 		switch r.intn(50) {
 		case 0:
-			b.WriteString("\n#### " + num + ".00") // strict captures "N.00": not the target
+			b.WriteString("\n" + lead + num + ".00") // strict captures "N.00": not the target
 		case 1:
-			b.WriteString("\n#### $" + num) // strict cannot match; flexible still can
+			b.WriteString("\n" + lead + "$" + num + end) // gsm8k's strict cannot match; flexible still can
 		default:
-			b.WriteString("\n#### " + num)
+			b.WriteString("\n" + lead + num + end)
 		}
 	}
 	switch r.intn(20) {

@@ -61,7 +61,7 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 		// gsm8k's exact_match items are numpy.float64 (the vendored HF
 		// metric returns np.mean); multiple-choice acc items are floats.
 		kind := pynum.Float
-		if run.leaf.subject == nil {
+		if run.leaf.math != nil {
 			kind = pynum.Numpy
 		}
 		for i, f := range run.filters {
@@ -183,13 +183,17 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 	// leafEntry is results[task]: the task_alias when the task has one
 	// (MMLU subjects), the metrics, then the alias prepare_print_tasks
 	// adds when there was none. v0.4.4+ always sets the alias first.
+	isMath := map[string]bool{}
+	for _, t := range c.math {
+		isMath[t.name] = true
+	}
 	leafEntry := func(name, alias string) *object {
 		o := &object{}
-		if !c.f.childrenGroups || name != "gsm8k" {
+		if !c.f.childrenGroups || !isMath[name] {
 			o.set("alias", alias)
 		}
 		metric := "acc"
-		if name == "gsm8k" {
+		if isMath[name] {
 			metric = "exact_match"
 		}
 		for _, mv := range leafMetrics[name] {
@@ -204,8 +208,10 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 	// hierarchy in insertion order, mmlu's tree before gsm8k.
 	results := &object{}
 	groupsObj := &object{}
-	if c.hasGSM8K && !c.f.childrenGroups {
-		results.set("gsm8k", leafEntry("gsm8k", "gsm8k"))
+	if !c.f.childrenGroups {
+		for _, t := range c.math {
+			results.set(t.name, leafEntry(t.name, t.name))
+		}
 	}
 	if c.hasMMLU {
 		results.set("mmlu", groupEntry(groups[0]))
@@ -222,8 +228,10 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 			}
 		}
 	}
-	if c.hasGSM8K && c.f.childrenGroups {
-		results.set("gsm8k", leafEntry("gsm8k", "gsm8k"))
+	if c.f.childrenGroups {
+		for _, t := range c.math {
+			results.set(t.name, leafEntry(t.name, t.name))
+		}
 	}
 
 	root := &object{}
@@ -244,8 +252,8 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 			subtaskVals[categories[i].group] = catLeaves[i]
 		}
 	}
-	if c.hasGSM8K {
-		subtaskKeys = append(subtaskKeys, "gsm8k")
+	for i := len(c.math) - 1; i >= 0; i-- {
+		subtaskKeys = append(subtaskKeys, c.math[i].name)
 	}
 	groupSubtasks := &object{}
 	for i := len(subtaskKeys) - 1; i >= 0; i-- {
@@ -266,8 +274,8 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 
 	configs := &object{}
 	for _, n := range leafNames {
-		if n == "gsm8k" {
-			configs.set(n, gsm8kConfig(c))
+		if t := mathTaskNamed(n); t != nil {
+			configs.set(n, mathConfig(c, t))
 		} else {
 			for i := range subjects {
 				if subjects[i].task() == n {
@@ -292,8 +300,8 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 				versions.set(n, 2)
 			}
 			hib.set(n, (&object{}).set("acc", true))
-		case n == "gsm8k":
-			versions.set(n, 3.0)
+		case isMath[n]:
+			versions.set(n, mathTaskNamed(n).taskVersion(c))
 			hib.set(n, (&object{}).set("exact_match", true))
 		default:
 			versions.set(n, c.f.mmluVersion)
@@ -372,13 +380,19 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 	root.set("model_name_sanitized", c.sanitized)
 	root.set("system_instruction", nil)
 	root.set("system_instruction_sha", nil)
-	if c.f.multiturnUnset {
+	switch {
+	case c.ChatTemplate || !c.f.multiturnUnset:
+		root.set("fewshot_as_multiturn", c.ChatTemplate && c.FewshotAsMultiturn)
+	default:
 		root.set("fewshot_as_multiturn", nil)
-	} else {
-		root.set("fewshot_as_multiturn", false)
 	}
-	root.set("chat_template", nil)
-	root.set("chat_template_sha", nil)
+	if c.ChatTemplate {
+		root.set("chat_template", simChatTemplate)
+		root.set("chat_template_sha", string(hexSHA256(simChatTemplate)))
+	} else {
+		root.set("chat_template", nil)
+		root.set("chat_template_sha", nil)
+	}
 	if c.f.perfTimes {
 		root.set("start_time", startPerf)
 		root.set("end_time", endPerf)
@@ -425,30 +439,64 @@ const (
 	mmluDocToText  = "{{question.strip()}}\nA. {{choices[0]}}\nB. {{choices[1]}}\nC. {{choices[2]}}\nD. {{choices[3]}}\nAnswer:"
 )
 
-// gsm8kConfig is configs["gsm8k"] as TaskConfig.to_dict writes it: the
-// dataclass fields in order, those that are None left out.
-func gsm8kConfig(c *config) *object {
-	o := (&object{}).set("task", "gsm8k")
+// mathConfig is configs[task] of a GSM8K-family task as TaskConfig.to_dict
+// writes it: the dataclass fields in order, those that are None left out.
+func mathConfig(c *config, t *mathTask) *object {
+	o := (&object{}).set("task", t.name)
 	if c.f.groupKeys {
-		o.set("group", []string{"math_word_problems"})
+		o.set("group", t.tags)
 	} else {
-		o.set("tag", []string{"math_word_problems"})
+		o.set("tag", t.tags)
 	}
 	o.set("dataset_path", c.f.gsm8kDataset).
 		set("dataset_name", "main").
 		set("training_split", "train").
 		set("test_split", "test").
 		set("fewshot_split", "train").
-		set("doc_to_text", gsm8kDocToText).
-		set("doc_to_target", "{{answer}}")
+		set("doc_to_text", t.docToText).
+		set("doc_to_target", t.docToTarget)
 	if c.f.unsafeCode {
 		o.set("unsafe_code", false)
 	}
 	o.set("description", "").
-		set("target_delimiter", " ").
+		set("target_delimiter", t.targetDelimiter(c)).
 		set("fewshot_delimiter", "\n\n")
-	if c.f.fewshotDataclass {
-		o.set("fewshot_config", fewshotConfig("default", "train", gsm8kDocToText, nil, "{{answer}}"))
+	sampler := "default"
+	if t.fixedShots > 0 {
+		sampler = "first_n"
+	}
+	switch {
+	case c.f.fewshotDataclass:
+		fc := fewshotConfig(sampler, "train", t.docToText, nil, t.docToTarget)
+		if t.fixedShots > 0 {
+			fc.set("samples", t.samples(c))
+		}
+		o.set("fewshot_config", fc)
+	case t.fixedShots > 0:
+		o.set("fewshot_config", (&object{}).set("sampler", sampler).set("samples", t.samples(c)))
+	}
+	gen := &object{}
+	if len(t.until) > 0 {
+		gen.set("until", t.until)
+	}
+	gen.set("do_sample", false)
+	if t.maxTokens > 0 {
+		gen.set("max_gen_toks", t.maxTokens)
+	}
+	if t.temp != nil {
+		gen.set("temperature", t.temp)
+	}
+	if len(t.until) == 0 {
+		gen.set("until", []string{})
+	}
+	filters := make([]any, 0, len(t.filters))
+	for _, f := range t.filters {
+		re := (&object{}).set("function", "regex")
+		if f.groupSelect != 0 {
+			re.set("group_select", f.groupSelect)
+		}
+		re.set("regex_pattern", f.re.String())
+		filters = append(filters, (&object{}).set("name", f.name).set("filter", []any{re, (&object{}).set("function", "take_first")}))
 	}
 	return o.set("num_fewshot", c.numFewshot).
 		set("metric_list", []any{(&object{}).
@@ -459,23 +507,11 @@ func gsm8kConfig(c *config) *object {
 			set("ignore_punctuation", false).
 			set("regexes_to_ignore", []string{",", "\\$", "(?s).*#### ", "\\.$"})}).
 		set("output_type", "generate_until").
-		set("generation_kwargs", (&object{}).
-			set("until", []string{"Question:", "</s>", "<|im_end|>"}).
-			set("do_sample", false).
-			set("temperature", 0.0)).
+		set("generation_kwargs", gen).
 		set("repeats", 1).
-		set("filter_list", []any{
-			(&object{}).set("name", "strict-match").set("filter", []any{
-				(&object{}).set("function", "regex").set("regex_pattern", "#### (\\-?[0-9\\.\\,]+)"),
-				(&object{}).set("function", "take_first"),
-			}),
-			(&object{}).set("name", "flexible-extract").set("filter", []any{
-				(&object{}).set("function", "regex").set("group_select", -1).set("regex_pattern", "(-?[$0-9.,]{2,})|(-?[0-9]+)"),
-				(&object{}).set("function", "take_first"),
-			}),
-		}).
+		set("filter_list", filters).
 		set("should_decontaminate", false).
-		set("metadata", metadata(c, 3.0))
+		set("metadata", metadata(c, t.taskVersion(c)))
 }
 
 // mmluConfig is configs["mmlu_<subject>"]: the subject's YAML over
@@ -526,7 +562,7 @@ func mmluConfig(c *config, s subject) *object {
 func timings(c *config) (startPerf, endPerf, startDate float64) {
 	var mmluRequests, gsm8kDocs int64
 	for _, l := range c.leaves {
-		if l.subject == nil {
+		if l.math != nil {
 			gsm8kDocs += int64(l.docs)
 		} else {
 			mmluRequests += 4 * int64(l.docs)

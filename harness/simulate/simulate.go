@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/internal/pynum"
 )
 
@@ -53,10 +54,13 @@ type Options struct {
 	// model_args; it names the output sub-directory as lm-eval sanitizes
 	// it ("simulated/model-1b" → "simulated__model-1b").
 	Model string
-	// Tasks to run: "gsm8k" and/or "mmlu" (the 57 subject tasks, the four
-	// category groups and the mmlu group). Default both.
+	// Tasks to run: any of "gsm8k", "gsm8k_cot_llama", "gsm8k_llama" (the
+	// same problems under each task's prompt, answer phrase and filters)
+	// and "mmlu" (the 57 subject tasks, the four category groups and the
+	// mmlu group). Default gsm8k and mmlu.
 	Tasks []string
-	// GSM8KDocs is the number of gsm8k test documents (default 1319).
+	// GSM8KDocs is the number of test documents of each GSM8K task
+	// (default 1319).
 	GSM8KDocs int
 	// MMLUDocsPerSubject caps each subject's documents; 0 keeps the real
 	// test sizes (14,042 questions in all).
@@ -71,6 +75,10 @@ type Options struct {
 	// PythonVersion is written into pretty_env_info and decides the
 	// summation rule of the reported means (CPython 3.12 changed sum()).
 	PythonVersion string
+	// ChatTemplate is --apply_chat_template: prompts are rendered with the
+	// simulated model's chat template (recorded in the results), with
+	// FewshotAsMultiturn each few-shot example as a turn of its own.
+	ChatTemplate, FewshotAsMultiturn bool
 	// Date is when the run saved its results: it gives date_id, the file
 	// name suffix. Default 2025-01-01T00:00:00 UTC plus (Seed mod 2^31)
 	// seconds, so that output is reproducible.
@@ -86,6 +94,11 @@ type Options struct {
 	// GSM8KTruncated is the share of gsm8k generations cut off before any
 	// final answer (default 0.06).
 	GSM8KTruncated float64
+	// Churn is the share of GSM8K documents whose correctness is drawn
+	// anew, from a stream of their own (default 0: none): a setting then
+	// turns some documents wrong while it turns others right, as a real
+	// change of prompt does.
+	Churn float64
 	// MMLUAccuracy is the planted model's expected MMLU accuracy (default
 	// 0.40); each subject's accuracy varies around it by up to ±0.12 with
 	// the size-weighted mean kept at this value.
@@ -136,8 +149,9 @@ type config struct {
 	rule       pynum.Summation
 	sanitized  string
 	dateID     string
-	leaves     []leafTask // evaluation order
-	hasGSM8K   bool
+	leaves     []leafTask  // evaluation order
+	math       []*mathTask // sorted by name
+	hasGSM8K   bool        // the gsm8k task itself
 	hasMMLU    bool
 	subjectAcc map[string]float64 // planted accuracy per MMLU subject
 }
@@ -145,7 +159,8 @@ type config struct {
 // leafTask is one task that writes a samples file.
 type leafTask struct {
 	name    string
-	subject *subject // nil for gsm8k
+	subject *subject  // MMLU
+	math    *mathTask // the GSM8K family
 	docs    int
 }
 
@@ -194,6 +209,7 @@ func (o Options) resolve() (*config, error) {
 		{&c.GSM8KFormatMiss, DefaultGSM8KFormatMiss},
 		{&c.GSM8KTruncated, DefaultGSM8KTruncated},
 		{&c.MMLUAccuracy, DefaultMMLUAccuracy},
+		{&c.Churn, 0},
 	} {
 		switch {
 		case math.IsNaN(*k.p) || *k.p > 1:
@@ -221,16 +237,30 @@ func (o Options) resolve() (*config, error) {
 	if len(tasks) == 0 {
 		tasks = []string{"gsm8k", "mmlu"}
 	}
+	seen := map[string]bool{}
 	for _, t := range tasks {
-		switch t {
-		case "gsm8k":
-			c.hasGSM8K = true
-		case "mmlu":
-			c.hasMMLU = true
-		default:
-			return nil, fmt.Errorf("simulate: unknown task %q (want gsm8k or mmlu)", t)
+		if seen[t] {
+			continue
 		}
+		seen[t] = true
+		if t == "mmlu" {
+			c.hasMMLU = true
+			continue
+		}
+		m := mathTaskNamed(t)
+		if m == nil {
+			return nil, fmt.Errorf("simulate: unknown task %q (want %s)", t, strings.Join(TaskNames(), ", "))
+		}
+		if v := (harness.Version{m.since[0], m.since[1], m.since[2]}); c.f.version.Less(v) {
+			return nil, fmt.Errorf("simulate: task %s is not in lm-eval %s (it came with v%s)", t, c.LMEvalVersion, v)
+		}
+		if m.fixedShots > 0 && c.numFewshot > m.fixedShots {
+			return nil, fmt.Errorf("simulate: %d-shot %s: the task has only %d few-shot examples", c.numFewshot, t, m.fixedShots)
+		}
+		c.hasGSM8K = c.hasGSM8K || t == "gsm8k"
+		c.math = append(c.math, m)
 	}
+	sort.Slice(c.math, func(i, j int) bool { return c.math[i].name < c.math[j].name })
 	if c.hasMMLU && c.numFewshot > 5 {
 		return nil, fmt.Errorf("simulate: %d-shot MMLU: each subject has only 5 dev examples", c.numFewshot)
 	}
@@ -248,8 +278,8 @@ func (o Options) resolve() (*config, error) {
 			c.leaves = append(c.leaves, leafTask{name: subjects[i].task(), subject: &subjects[i], docs: n})
 		}
 	}
-	if c.hasGSM8K {
-		c.leaves = append(c.leaves, leafTask{name: "gsm8k", docs: c.GSM8KDocs})
+	for i := len(c.math) - 1; i >= 0; i-- { // reversed, as the ChainMap does
+		c.leaves = append(c.leaves, leafTask{name: c.math[i].name, math: c.math[i], docs: c.GSM8KDocs})
 	}
 	for _, l := range c.leaves {
 		if l.docs == 0 {
@@ -258,6 +288,16 @@ func (o Options) resolve() (*config, error) {
 	}
 	c.subjectAcc = subjectAccuracies(c)
 	return c, nil
+}
+
+// TaskNames are the tasks the simulator writes, sorted.
+func TaskNames() []string {
+	names := []string{"mmlu"}
+	for _, t := range mathTasks {
+		names = append(names, t.name)
+	}
+	sort.Strings(names)
+	return names
 }
 
 var pythonVersionRE = regexp.MustCompile(`^(\d+)\.(\d+)\.\d+`)

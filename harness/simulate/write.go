@@ -81,7 +81,7 @@ func writeSamples(c *config, tmp string) ([]*taskRun, error) {
 
 // weight estimates a file's size for scheduling.
 func weight(l leafTask) int {
-	if l.subject == nil {
+	if l.math != nil {
 		return l.docs * 8 // two lines of a few KB per doc
 	}
 	switch l.subject.style {
@@ -134,7 +134,7 @@ func (w *lineWriter) writeTask(c *config, l leafTask, tmp string) (*taskRun, err
 	w.bw.Reset(cw)
 	w.taskHash.Reset()
 	var run *taskRun
-	if l.subject == nil {
+	if l.math != nil {
 		run, err = w.writeGSM8K(c, l)
 	} else {
 		run, err = w.writeMMLU(c, l)
@@ -184,10 +184,11 @@ func hexSHA256(s string) []byte {
 const gsm8kArg1 = `{"until": ["Question:", "</s>", "<|im_end|>"], "do_sample": false, "temperature": 0.0}`
 
 func (w *lineWriter) writeGSM8K(c *config, l leafTask) (*taskRun, error) {
-	model := gsm8kModel{accuracy: c.GSM8KAccuracy, formatMiss: c.GSM8KFormatMiss, truncated: c.GSM8KTruncated}
+	t := l.math
+	model := gsm8kModel{accuracy: c.GSM8KAccuracy, formatMiss: c.GSM8KFormatMiss, truncated: c.GSM8KTruncated, churn: c.Churn}
 	run := &taskRun{leaf: l, metric: "exact_match"}
 	var promptHash, targetHash, docHash []byte
-	for _, f := range gsm8kFilters {
+	for _, f := range t.filters {
 		run.filters = append(run.filters, f.name)
 		items := make([]float64, 0, l.docs)
 		// lm-eval loops filters outermost: all docs under strict-match, then
@@ -200,10 +201,15 @@ func (w *lineWriter) writeGSM8K(c *config, l leafTask) (*taskRun, error) {
 			r := stream(c.DataSeed, "gsm8k", id)
 			p := newProblem(r)
 			doc := gsm8kDoc{question: p.question, answer: p.solution()}
-			prompt := gsm8kPrompt(c.DataSeed, r, doc.question, c.numFewshot)
-			resp := model.respond(stream(c.Seed, "gsm8k-model", id), &p)
+			target := t.target(&p)
+			prompt := t.prompt(c, r, doc.question)
+			var churn *rng
+			if c.Churn > 0 {
+				churn = stream(c.Seed, "gsm8k-churn", id)
+			}
+			resp := model.respondTo(stream(c.Seed, "gsm8k-model", id), churn, &p, t.finalLead)
 			filtered := f.apply(resp)
-			em := exactMatch(filtered, doc.answer)
+			em := exactMatch(filtered, target)
 			items = append(items, em)
 
 			w.scratch = doc.appendIndent2(w.scratch[:0])
@@ -211,7 +217,7 @@ func (w *lineWriter) writeGSM8K(c *config, l leafTask) (*taskRun, error) {
 			w.docHash.Write(w.scratch)
 			docHash = sumHex(docHash[:0], w.docHash)
 			promptHash = append(promptHash[:0], hexSHA256(prompt)...)
-			targetHash = append(targetHash[:0], hexSHA256(doc.answer)...)
+			targetHash = append(targetHash[:0], hexSHA256(target)...)
 
 			b := w.line[:0]
 			b = append(b, `{"doc_id": `...)
@@ -219,11 +225,11 @@ func (w *lineWriter) writeGSM8K(c *config, l leafTask) (*taskRun, error) {
 			b = append(b, `, "doc": `...)
 			b = doc.appendCompact(b)
 			b = append(b, `, "target": `...)
-			b = pynum.AppendString(b, doc.answer)
+			b = pynum.AppendString(b, target)
 			b = append(b, `, "arguments": {"gen_args_0": {"arg_0": `...)
 			b = pynum.AppendString(b, prompt)
 			b = append(b, `, "arg_1": `...)
-			b = append(b, gsm8kArg1...)
+			b = append(b, t.arg1...)
 			b = append(b, `}}, "resps": [[`...)
 			b = pynum.AppendString(b, resp)
 			b = append(b, `]], "filtered_resps": [`...)
