@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"cmp"
+	"context"
+	"fmt"
 	"math"
 	"runtime"
 	"slices"
@@ -157,16 +159,35 @@ const bootstrapChunk = 1000
 // The result is NaN where Python raises: iters below 2 (no chunk, or a
 // single replicate, which divides by zero in sample_stddev).
 func BootstrapStderr(n int, stat func(idx []int) float64, iters int, replicate PyKind, rule Summation) float64 {
-	res := bootstrapReplicates(n, stat, iters)
-	return pynum.SampleStddev(res, replicate, rule)
+	se, _ := BootstrapStderrContext(context.Background(), n, stat, iters, replicate, rule)
+	return se
+}
+
+// BootstrapStderrContext is BootstrapStderr, stopped when ctx is done: the
+// error is then ctx's, and the value NaN. It looks at ctx before each
+// replicate.
+func BootstrapStderrContext(ctx context.Context, n int, stat func(idx []int) float64, iters int, replicate PyKind, rule Summation) (float64, error) {
+	res, err := bootstrapReplicatesContext(ctx, n, stat, iters)
+	if err != nil {
+		return math.NaN(), fmt.Errorf("analysis: BootstrapStderr: %w", err)
+	}
+	return pynum.SampleStddev(res, replicate, rule), nil
 }
 
 // bootstrapReplicates returns the replicates bootstrap_stderr collects in
 // res, in the same order.
 func bootstrapReplicates(n int, stat func(idx []int) float64, iters int) []float64 {
+	res, _ := bootstrapReplicatesContext(context.Background(), n, stat, iters)
+	return res
+}
+
+// bootstrapReplicatesContext is bootstrapReplicates, or ctx's error when it
+// is done first.
+func bootstrapReplicatesContext(ctx context.Context, n int, stat func(idx []int) float64, iters int) ([]float64, error) {
 	if iters <= 0 {
-		return nil
+		return nil, nil
 	}
+	done := ctx.Done()
 	chunk := min(bootstrapChunk, iters)
 	chunks := iters / chunk
 	res := make([]float64, chunks*chunk)
@@ -197,6 +218,11 @@ func bootstrapReplicates(n int, stat func(idx []int) float64, iters int) []float
 				rng.Seed(int64(c))
 				out := res[c*chunk : (c+1)*chunk]
 				for j := range out {
+					select {
+					case <-done:
+						return
+					default:
+					}
 					idx = rng.Choices(n, n, idx)
 					out[j] = stat(idx)
 				}
@@ -207,7 +233,7 @@ func bootstrapReplicates(n int, stat func(idx []int) float64, iters int) []float
 	if failure != nil {
 		panic(failure)
 	}
-	return res
+	return res, ctx.Err()
 }
 
 // floatPool holds scratch slices for the statistics, which run once per

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -355,20 +356,44 @@ func newRand(seed, stream uint64) *rand.Rand {
 // to a point; Wilson does not. Both bounds are NaN when n ≤ 0, successes is
 // outside [0, n], resamples < 1 or level is outside (0, 1).
 func BootstrapProportion(successes, n, resamples int, level float64, seed uint64) (lo, hi float64) {
-	if n <= 0 || successes < 0 || successes > n || resamples < 1 {
-		return math.NaN(), math.NaN()
-	}
-	return percentileInterval(proportionReplicates(successes, n, resamples, seed), level)
+	lo, hi, _ = BootstrapProportionContext(context.Background(), successes, n, resamples, level, seed)
+	return lo, hi
 }
 
+// BootstrapProportionContext is BootstrapProportion, stopped when ctx is
+// done: the error is then ctx's, and both bounds NaN.
+func BootstrapProportionContext(ctx context.Context, successes, n, resamples int, level float64, seed uint64) (lo, hi float64, err error) {
+	if n <= 0 || successes < 0 || successes > n || resamples < 1 {
+		return math.NaN(), math.NaN(), nil
+	}
+	reps, err := proportionReplicatesContext(ctx, successes, n, resamples, seed)
+	if err != nil {
+		return math.NaN(), math.NaN(), fmt.Errorf("analysis: BootstrapProportion: %w", err)
+	}
+	lo, hi = percentileInterval(reps, level)
+	return lo, hi, nil
+}
+
+// checkEvery is how many cheap replicates (a binomial draw or two each) are
+// drawn between two looks at a context.
+const checkEvery = 4096
+
 func proportionReplicates(successes, n, resamples int, seed uint64) []float64 {
+	reps, _ := proportionReplicatesContext(context.Background(), successes, n, resamples, seed)
+	return reps
+}
+
+func proportionReplicatesContext(ctx context.Context, successes, n, resamples int, seed uint64) ([]float64, error) {
 	r := newRand(seed, 0)
 	s := newBinomial(n, float64(successes)/float64(n))
 	reps := make([]float64, resamples)
 	for i := range reps {
+		if i%checkEvery == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		reps[i] = float64(s.draw(r)) / float64(n)
 	}
-	return reps
+	return reps, nil
 }
 
 // bootstrapChunkSize is how many item-resampling replicates share one PCG
@@ -384,22 +409,47 @@ const bootstrapChunkSize = 256
 // BootstrapProportion. Both bounds are NaN when xs is empty, resamples < 1
 // or level is outside (0, 1).
 func BootstrapMean(xs []float64, resamples int, level float64, seed uint64) (lo, hi float64) {
-	if len(xs) == 0 || resamples < 1 {
-		return math.NaN(), math.NaN()
-	}
-	return percentileInterval(meanReplicates(xs, resamples, seed), level)
+	lo, hi, _ = BootstrapMeanContext(context.Background(), xs, resamples, level, seed)
+	return lo, hi
 }
 
-// meanReplicates returns resamples bootstrap means of xs. Chunk j of
-// bootstrapChunkSize replicates draws from stream j+1 of seed.
+// BootstrapMeanContext is BootstrapMean, stopped when ctx is done: the
+// error is then ctx's, and both bounds NaN. It looks at ctx before each
+// resample, so that it stops within one resample's draws.
+func BootstrapMeanContext(ctx context.Context, xs []float64, resamples int, level float64, seed uint64) (lo, hi float64, err error) {
+	if len(xs) == 0 || resamples < 1 {
+		return math.NaN(), math.NaN(), nil
+	}
+	reps, err := meanReplicatesContext(ctx, xs, resamples, seed)
+	if err != nil {
+		return math.NaN(), math.NaN(), fmt.Errorf("analysis: BootstrapMean: %w", err)
+	}
+	lo, hi = percentileInterval(reps, level)
+	return lo, hi, nil
+}
+
 func meanReplicates(xs []float64, resamples int, seed uint64) []float64 {
+	reps, _ := meanReplicatesContext(context.Background(), xs, resamples, seed)
+	return reps
+}
+
+// meanReplicatesContext returns resamples bootstrap means of xs, or ctx's
+// error when it is done first. Chunk j of bootstrapChunkSize replicates
+// draws from stream j+1 of seed.
+func meanReplicatesContext(ctx context.Context, xs []float64, resamples int, seed uint64) ([]float64, error) {
 	reps := make([]float64, resamples)
 	chunks := (resamples + bootstrapChunkSize - 1) / bootstrapChunkSize
 	n := len(xs)
+	done := ctx.Done()
 	work := func(j int) {
 		r := newRand(seed, uint64(j)+1)
 		end := min((j+1)*bootstrapChunkSize, resamples)
 		for i := j * bootstrapChunkSize; i < end; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
 			sum := 0.0
 			for range n {
 				sum += xs[r.IntN(n)]
@@ -412,7 +462,7 @@ func meanReplicates(xs []float64, resamples int, seed uint64) []float64 {
 		for j := range chunks {
 			work(j)
 		}
-		return reps
+		return reps, ctx.Err()
 	}
 	next := make(chan int, chunks)
 	for j := range chunks {
@@ -428,7 +478,7 @@ func meanReplicates(xs []float64, resamples int, seed uint64) []float64 {
 		})
 	}
 	wg.Wait()
-	return reps
+	return reps, ctx.Err()
 }
 
 // mean and sampleSD are the plain two-pass formulas (numpy's mean and
@@ -708,6 +758,12 @@ func (p Paired) String() string {
 // It fails when the lengths differ, n is 0, a score is NaN, resamples < 1
 // or level is outside (0, 1).
 func PairedStats(a, b []float64, resamples int, level float64, seed uint64) (Paired, error) {
+	return PairedStatsContext(context.Background(), a, b, resamples, level, seed)
+}
+
+// PairedStatsContext is PairedStats, stopped when ctx is done, with ctx's
+// error.
+func PairedStatsContext(ctx context.Context, a, b []float64, resamples int, level float64, seed uint64) (Paired, error) {
 	n := len(a)
 	switch {
 	case len(b) != n:
@@ -753,12 +809,16 @@ func PairedStats(a, b []float64, resamples int, level float64, seed uint64) (Pai
 	p.Correlation = pearson(a, b)
 
 	var reps []float64
+	var err error
 	if p.Binary {
 		p.McNemarP = McNemarExact(p.AOnly, p.BOnly)
-		reps = pairedBinaryReplicates(n, p.AOnly, p.BOnly, resamples, seed)
+		reps, err = pairedBinaryReplicates(ctx, n, p.AOnly, p.BOnly, resamples, seed)
 	} else {
 		p.McNemarP = math.NaN()
-		reps = meanReplicates(d, resamples, seed)
+		reps, err = meanReplicatesContext(ctx, d, resamples, seed)
+	}
+	if err != nil {
+		return Paired{}, fmt.Errorf("analysis: PairedStats: %w", err)
 	}
 	p.CILow, p.CIHigh = percentileInterval(reps, level)
 	return p, nil
@@ -770,13 +830,16 @@ func square(x float64) float64 { return x * x }
 // aOnly (1,0) and bOnly (0,1) discordant documents among n: the discordant
 // cells of a Multinomial(n; aOnly/n, bOnly/n, rest) drawn as a binomial and
 // a conditional binomial.
-func pairedBinaryReplicates(n, aOnly, bOnly, resamples int, seed uint64) []float64 {
+func pairedBinaryReplicates(ctx context.Context, n, aOnly, bOnly, resamples int, seed uint64) ([]float64, error) {
 	r := newRand(seed, 0)
 	nf := float64(n)
 	first := newBinomial(n, float64(aOnly)/nf)
 	rest := n - aOnly // documents that are not "A only"
 	reps := make([]float64, resamples)
 	for i := range reps {
+		if i%checkEvery == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		x10 := first.draw(r)
 		x01 := 0
 		if bOnly > 0 {
@@ -786,7 +849,7 @@ func pairedBinaryReplicates(n, aOnly, bOnly, resamples int, seed uint64) []float
 		}
 		reps[i] = float64(x01-x10) / nf
 	}
-	return reps
+	return reps, nil
 }
 
 // pearson is the Pearson correlation of x and y (same length), NaN when

@@ -38,7 +38,7 @@
 // with a line saying so), comm_info, interrupt, shutdown (and
 // restart, which the client does by starting a new process). Interrupts
 // work in both modes: interrupt_request on control ("message"), SIGINT
-// ("signal"). A cell reading standard input (fmt.Scanln, bufio on
+// ("signal"); see Interrupts. A cell reading standard input (fmt.Scanln, bufio on
 // os.Stdin) sends input_request and waits for the reply.
 //
 // # Cells
@@ -103,6 +103,31 @@
 //
 // What a cell shows, and the rich output of values, is described in the
 // documentation of package display.
+//
+// # Interrupts
+//
+// Every cell runs under a context of its own, which cells read as the
+// predeclared variable ctx (a context.Context). An interrupt cancels it:
+// interrupt_request in message mode, SIGINT in signal mode, the time
+// limit of ExecuteNotebook, and a cell stopped at the memory or stack
+// limit. Interpreted code stops at once; compiled code stops when it
+// looks at ctx, so long work takes it:
+//
+//	sweep, err := study.Sweep(ctx, s, study.SweepOptions{Runner: r})
+//	lo, hi, err := analysis.BootstrapMeanContext(ctx, xs, 100000, 0.95, 1)
+//
+// A cell is reported interrupted only once it has stopped: the kernel
+// waits for the compiled call the cell is in to return (saying so on the
+// cell's standard error after 2 s), and the error of a cell that went on
+// for more than a second says for how long, which means that the call
+// does not take ctx. The goroutines a cell started are not waited for.
+//
+// ctx ends with its cell: the cells after it have their own, and work
+// that must outlive its cell takes context.Background(). A function
+// declared in a cell that reads ctx reads the context of the cell that
+// calls it. A cell may declare a ctx of its own (ctx, cancel :=
+// context.WithTimeout(ctx, time.Minute)): it holds in that cell, and the
+// cells after it read theirs again.
 //
 // A panic in a cell fails the cell; the kernel goes on. A panic in a
 // goroutine a cell started is recovered too (each go statement is
@@ -179,8 +204,8 @@
 // the interpreter to which cells' calls are rewritten, and refuses with
 // its line what the interpreter cannot run (range over a function; see
 // builtins.go). An interrupt stops interpreted code at
-// once, and the goroutines cells started; a compiled function it is in
-// finishes first. Compiled code does not see the methods of types
+// once, and the goroutines cells started; a compiled function that does
+// not take ctx finishes first (see Interrupts). Compiled code does not see the methods of types
 // declared in cells, except the display methods, which the kernel calls,
 // Error (through fmt and errors), and those of an interface a value is
 // converted to, as in a compiled struct's interface field.

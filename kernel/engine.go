@@ -93,9 +93,13 @@ type engine struct {
 	serial int
 	// limits bound the memory and stack of cells.
 	limits *limits
-	// lastEval labels the goroutines of the last evaluation (see
-	// awaitStopped).
+	// lastEval is the goroutine that started the last evaluation (see
+	// evaluating).
 	lastEval string
+	// ctxVar is the variable ctx of cells (see setContext).
+	ctxVar *context.Context
+	// stderr is the cells' standard error.
+	stderr io.Writer
 
 	mu     sync.Mutex
 	frames []string // the panic frames yaegi printed for the running cell
@@ -124,6 +128,7 @@ func newEngine(stdout, stderr io.Writer, stdin io.Reader, goPanic func(where str
 		owner:    map[string]*unit{},
 		aliases:  map[string]string{},
 		limits:   newLimits(0, 0),
+		stderr:   stderr,
 	}
 	// With special stdio, os.Stdout and friends in cells are the writers
 	// given here, not the process's file descriptors (which Jupyter sends
@@ -154,10 +159,14 @@ func newEngine(stdout, stderr io.Writer, stdin io.Reader, goPanic func(where str
 	allocN := func(n, elem int, name string) int { return e.limits.allocN(n, elem, name) }
 	if err := e.in.Use(interp.Exports{runtimePath + "/runtime": {
 		"GoPanic": reflect.ValueOf(goPanic), "Alloc": reflect.ValueOf(alloc), "AllocN": reflect.ValueOf(allocN),
+		"Background": reflect.ValueOf(context.Background), "BindContext": reflect.ValueOf(e.bindContext),
 	}}); err != nil {
 		return nil, err
 	}
-	if _, err := e.in.Eval(prelude); err != nil {
+	if _, err := e.in.Eval(prelude + ctxPrelude); err != nil {
+		return nil, fmt.Errorf("kernel prelude: %w", err)
+	}
+	if _, err := e.in.Eval(bindCtx); err != nil {
 		return nil, fmt.Errorf("kernel prelude: %w", err)
 	}
 	if err := e.useBuiltins(); err != nil {
@@ -197,6 +206,9 @@ type chunk struct {
 func (e *engine) run(ctx context.Context, name, src string) outcome {
 	ctx, stop := e.limits.watch(ctx)
 	defer stop()
+	ctx, cancel := context.WithCancel(ctx) // ctx ends with its cell
+	defer cancel()
+	e.setContext(ctx)
 	e.begin(name, src)
 	if topic, imports, ok := helpTopic(src); ok {
 		if imports != "" {
@@ -410,14 +422,22 @@ func (e *engine) evalAs(ctx context.Context, lhs string, line, col int, expr, ta
 	return e.evalIn(ctx, src)
 }
 
-// evalIn evaluates src under ctx. A cell stopped at a limit is its
-// *limitError, returned once the stopped evaluation has ended.
+// evalIn evaluates src under ctx. When ctx is done first, it returns
+// once the stopped evaluation has ended (see awaitStopped): a cell
+// stopped at a limit with its *limitError, one that went on for a while
+// with a *lateStop.
 func (e *engine) evalIn(ctx context.Context, src string) (v reflect.Value, err error) {
-	e.lastEval = labelled(ctx, func(ctx context.Context) { v, err = e.in.EvalWithContext(ctx, src) })
+	e.lastEval = evaluate(func() { v, err = e.in.EvalWithContext(ctx, src) })
+	if err == nil || ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+		return v, err
+	}
+	late := awaitStopped(e.lastEval, e.noteWaiting)
 	var le *limitError
-	if err != nil && errors.Is(err, context.Canceled) && errors.As(context.Cause(ctx), &le) {
-		awaitStopped(e.lastEval, unwindTimeout)
-		return v, le
+	if errors.As(context.Cause(ctx), &le) {
+		err = le
+	}
+	if late > lateAfter {
+		err = &lateStop{err, late}
 	}
 	return v, err
 }

@@ -157,7 +157,7 @@ func TestConformance(t *testing.T) {
 func TestClient(t *testing.T) {
 	j := requireJupyter(t)
 	out, err := j.python(t, "-m", "unittest", "-v", "client_checks")
-	checkUnittest(t, out, err, 25)
+	checkUnittest(t, out, err, 27)
 }
 
 // notebookWant is what a notebook's executed outputs must hold, beyond

@@ -11,7 +11,6 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/metrics"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -27,7 +26,7 @@ import (
 // stacks grow by about a kilobyte per interpreted call, so deep
 // recursion takes a good second to go from StackLimit to Go's maximum:
 // ample time. The stopped cell's error goes out once its goroutine has
-// unwound (awaitStopped). A make in a cell, which can ask for any amount
+// ended (awaitStopped). A make in a cell, which can ask for any amount
 // at once, is checked before it allocates (the rewriting calls
 // __kernel.Alloc).
 const (
@@ -40,9 +39,13 @@ const (
 	// unknown.
 	defaultMemoryLimit = 4 << 30
 	watchEvery         = 5 * time.Millisecond
-	// unwindTimeout bounds the wait for a stopped cell to end (see
-	// awaitStopped).
-	unwindTimeout = 5 * time.Second
+	// lateAfter is how long a stopped cell may take to end before its
+	// error says how long it went on (see awaitStopped): interpreted
+	// code unwinds in well under that.
+	lateAfter = time.Second
+	// noteAfter is when a cell that does not end after it was stopped
+	// says on its standard error what the kernel waits for.
+	noteAfter = 2 * time.Second
 	// bigAlloc is the size from which a make is checked against the heap
 	// in use, not only against the limit.
 	bigAlloc = 1 << 20
@@ -156,39 +159,92 @@ func (l *limits) watch(ctx context.Context) (context.Context, func()) {
 	}
 }
 
-// evalLabel is the profiler label that marks the goroutines of one
-// evaluation: yaegi's EvalWithContext runs it in a goroutine of its own,
-// which it leaves running when its context is done, and the goroutines
-// that one starts inherit the label.
-const evalLabel = "evalcapsule.eval"
+// evalCreator is how a goroutine dump names the goroutine that yaegi's
+// EvalWithContext starts to evaluate (it returns when its context is done
+// and leaves that goroutine running), followed by the id of the goroutine
+// that called it.
+const evalCreator = "created by github.com/traefik/yaegi/interp.(*Interpreter).EvalWithContext in goroutine "
 
-var evalSerial atomic.Uint64
-
-// labelled runs f with the goroutine labelled as a new evaluation, and
-// returns the label's value.
-func labelled(ctx context.Context, f func(context.Context)) string {
-	id := strconv.FormatUint(evalSerial.Add(1), 10)
-	pprof.Do(ctx, pprof.Labels(evalLabel, id), f)
+// evaluate runs f, which calls EvalWithContext once, in a goroutine of its
+// own, and returns that goroutine's id: the evaluation's goroutine is the
+// one it created (see evaluating). A panic in f is raised again in the
+// caller's goroutine.
+func evaluate(f func()) (id string) {
+	var failure any
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { failure = recover() }()
+		id = goroutineID()
+		f()
+	}()
+	<-done
+	if failure != nil {
+		panic(failure)
+	}
 	return id
 }
 
-// evaluating reports whether a goroutine of evaluation id still runs.
-func evaluating(id string) bool {
-	var b bytes.Buffer
-	pprof.Lookup("goroutine").WriteTo(&b, 1)
-	return bytes.Contains(b.Bytes(), []byte(strconv.Quote(evalLabel)+":"+strconv.Quote(id)))
+// goroutineID is the id of the calling goroutine, as goroutine dumps print
+// it.
+func goroutineID() string {
+	var buf [64]byte
+	s := string(buf[:runtime.Stack(buf[:], false)])
+	s = strings.TrimPrefix(s, "goroutine ")
+	id, _, _ := strings.Cut(s, " ")
+	return id
 }
 
-// awaitStopped waits, for up to timeout, until the goroutines of
-// evaluation id, stopped by its context, have ended: yaegi returns at
-// once, while the stopped goroutine unwinds its calls (a tenth of a
-// second for a cell stopped deep in recursion), and the next evaluation
-// must not run in the interpreter meanwhile. A goroutine in a compiled
-// call runs until the call returns, which is not waited for.
-func awaitStopped(id string, timeout time.Duration) {
-	for deadline := time.Now().Add(timeout); evaluating(id) && time.Now().Before(deadline); {
-		time.Sleep(watchEvery)
+// evaluating reports whether the goroutine of the evaluation that
+// goroutine id started still runs. The dump keeps the last frames of a
+// deep stack, and the line saying which goroutine created it.
+func evaluating(id string) bool {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return bytes.Contains(buf[:n], []byte(evalCreator+id+"\n"))
+		}
+		buf = make([]byte, 2*len(buf))
 	}
+}
+
+// awaitStopped waits until the evaluation that goroutine id started, whose
+// context is done, has ended, and returns how long that took. yaegi
+// returns at once, while the stopped goroutine unwinds its interpreted
+// calls (a tenth of a second deep in recursion) or finishes the compiled
+// call it is in, which may take any time: the next evaluation must not
+// run in the interpreter meanwhile, and the cell is not over until its
+// work is. After noteAfter, note is called once, to say what is awaited.
+// The goroutines the cell started are not waited for.
+func awaitStopped(id string, note func()) time.Duration {
+	start := time.Now()
+	noted := false
+	for wait := watchEvery; evaluating(id); wait = min(2*wait, 100*time.Millisecond) {
+		if !noted && time.Since(start) > noteAfter {
+			note()
+			noted = true
+		}
+		time.Sleep(wait)
+	}
+	return time.Since(start)
+}
+
+// lateStop is an evaluation stopped by its context that went on for
+// late after it was done: it was in a compiled call that does not take
+// the cell's context.
+type lateStop struct {
+	err  error
+	late time.Duration
+}
+
+func (e *lateStop) Error() string { return e.err.Error() }
+func (e *lateStop) Unwrap() error { return e.err }
+
+// afterwards says how long the cell went on, for its error.
+func (e *lateStop) afterwards(what string) string {
+	return fmt.Sprintf("the cell was still running for %.1f s after it was %s, in a compiled call that does not take the cell's context "+
+		"(pass ctx to the call to stop it at once)", e.late.Seconds(), what)
 }
 
 // alloc is __kernel.Alloc: a make in a cell calls it with a nil value of

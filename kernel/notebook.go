@@ -28,7 +28,8 @@ type NotebookOptions struct {
 	Env []string
 	// Timeout bounds each cell's run. A cell that runs longer is
 	// interrupted, as an interrupt from a notebook would, and fails with
-	// the error Timeout. Default 0: no limit.
+	// the error Timeout once it has stopped: a compiled call that does
+	// not take the cell's ctx finishes first. Default 0: no limit.
 	Timeout time.Duration
 	// AllowErrors runs the cells after a cell that fails too, as
 	// nbconvert's --allow-errors does. Default false: execution stops at
@@ -94,8 +95,7 @@ var notebookSlot = make(chan struct{}, 1)
 // serialised (a second waits for the first), but nothing else in the
 // process should depend on the working directory or those variables
 // meanwhile, nor serve a notebook with a Kernel, whose displays would go
-// to this notebook. A goroutine a cell started, or a compiled call of a
-// cell that timed out, can outlive the call: it then sees the restored
+// to this notebook. A goroutine a cell started can outlive the call: it then sees the restored
 // directory, what it prints is dropped, and what it shows goes where the
 // display package sends it outside a notebook. Output printed between
 // two cells is dropped too, as a notebook client drops it.
@@ -196,6 +196,9 @@ func runCell(ctx context.Context, e *engine, outs *outputs, i, n int, src string
 	ce := o.err
 	if ce != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
 		msg := fmt.Sprintf("the cell ran longer than %v and was interrupted", timeout)
+		if _, late, ok := strings.Cut(ce.value, interruptedMsg+"; "); ok {
+			msg += "; " + late
+		}
 		ce = &cellError{name: enameTimeout, value: msg, traceback: []string{red(enameTimeout + ": " + msg)}}
 	}
 	var last *cellOutput

@@ -103,7 +103,7 @@ func (e *engine) errorOrNil(err error, it item, text string) *cellError {
 // interpreted frames, an interrupt), not from compiling it.
 func (e *engine) ran(err error) bool {
 	var p interp.Panic
-	return errors.As(err, &p) && e.hasFrames() || errors.Is(err, context.Canceled)
+	return errors.As(err, &p) && e.hasFrames() || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // arity returns the number of values call has and whether the last is an

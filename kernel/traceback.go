@@ -42,6 +42,10 @@ const (
 	enameInternal  = "InterpreterError"
 )
 
+// interruptedMsg is the error of an interrupted cell, before what
+// lateStop adds.
+const interruptedMsg = "the cell was interrupted"
+
 // red marks the first line of a traceback, as IPython does.
 func red(s string) string { return "\x1b[0;31m" + s + "\x1b[0m" }
 
@@ -56,12 +60,21 @@ func (e *engine) cellError(err error) *cellError {
 	var ie internalError
 	var re resultError
 	var le *limitError
+	var late *lateStop
+	errors.As(err, &late)
 	switch {
 	case errors.As(err, &le):
-		return &cellError{name: le.ename, value: le.msg, traceback: []string{red(le.ename + ": " + le.msg)}}
+		msg := le.msg
+		if late != nil {
+			msg += "; " + late.afterwards("stopped")
+		}
+		return &cellError{name: le.ename, value: msg, traceback: []string{red(le.ename + ": " + msg)}}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return &cellError{name: enameInterrupt, value: "the cell was interrupted",
-			traceback: []string{red(enameInterrupt + ": the cell was interrupted")}}
+		msg := interruptedMsg
+		if late != nil {
+			msg += "; " + late.afterwards("interrupted")
+		}
+		return &cellError{name: enameInterrupt, value: msg, traceback: []string{red(enameInterrupt + ": " + msg)}}
 	case errors.As(err, &p) && !e.hasFrames():
 		// yaegi's compiler panicked (EvalWithContext recovers it as a
 		// Panic too): no interpreted frame was unwound.

@@ -58,7 +58,7 @@ func (e *engine) undefined(kind itemKind, text string) []usedName {
 	var out []usedName
 	for _, id := range f.Unresolved {
 		n := id.Name
-		if seen[n] || n == "_" || strings.HasPrefix(n, "__") || predeclared[n] != "" {
+		if seen[n] || n == "_" || n == ctxName || strings.HasPrefix(n, "__") || predeclared[n] != "" {
 			continue
 		}
 		if _, ok := e.pkgNames[n]; ok {

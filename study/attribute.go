@@ -43,6 +43,9 @@ func Attribute(ctx context.Context, s *Study, opts analysis.AttributionOptions) 
 	if err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return AttributeRuns(s, runs, opts)
 }
 

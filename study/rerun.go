@@ -257,6 +257,9 @@ func Rerun(ctx context.Context, s *Study, workspace string, opts RerunOptions) (
 				rc.Error = after.Error
 			}
 			out = append(out, rc)
+			if err := ctx.Err(); err != nil {
+				return out, err // interrupted: no rerun to compare
+			}
 			continue
 		}
 		rc.Environment = DiffEnvironments(orig, after)

@@ -66,6 +66,20 @@
 // NewSweep does this for study.Sweep: pass its Event method as
 // study.SweepOptions.Events and a table of the runs updates as they go.
 //
+// # Interrupts
+//
+// A cell reads its context as ctx, a variable the kernel declares: an
+// interrupt of the cell cancels it, and it ends with the cell. Pass it to
+// long work, which then stops when the cell is interrupted:
+//
+//	progress := display.NewSweep()
+//	sweep, err := study.Sweep(ctx, s, study.SweepOptions{Runner: r, Events: progress.Event})
+//
+// The cell is reported interrupted once that work has returned.
+// Compiled work that does not take ctx runs to its end first, and the
+// error then says how long the cell went on after the interrupt. The
+// kernel's documentation (package kernel) has the details.
+//
 // Outside a notebook (a compiled program, a test) Show and the handles
 // print the text/plain form to standard output.
 package display

@@ -11,8 +11,10 @@ interrupt_mode "message"; the same name with "-signal" appended, the one
 with "signal".
 """
 
+import json
 import os
 import queue
+import shutil
 import socket
 import struct
 import tempfile
@@ -467,6 +469,105 @@ class ClientChecks(unittest.TestCase):
         reply, _ = self.k.run('import "example.com/nosuch"')
         self.assertIn("cells can import the standard library and github.com/evalcapsule/evalcapsule/analysis", reply["evalue"])
         self.assertNotIn("GOPATH", reply["evalue"])
+
+    def run_statuses(self, root):
+        """The status of each run.json under root, by run directory."""
+        out = {}
+        for dirpath, _, files in os.walk(root):
+            if "run.json" in files:
+                with open(os.path.join(dirpath, "run.json")) as f:
+                    out[os.path.basename(dirpath)] = json.load(f)["status"]
+        return out
+
+    def test_interrupt_sweep(self):
+        # A simulated sweep of the demo study, two runs at a time, each
+        # paced to take 20 s: interrupted once a run is under way, the cell
+        # ends within 3 s, no run is done or running after it, and a later
+        # sweep runs them all.
+        root = tempfile.mkdtemp(prefix="sweep-interrupt-")
+        self.addCleanup(shutil.rmtree, root, ignore_errors=True)
+        setup = ('import (\n\t"os"\n\t"path/filepath"\n\t"time"\n'
+                 '\t"github.com/evalcapsule/evalcapsule/examples"\n'
+                 '\t"github.com/evalcapsule/evalcapsule/harness/simulate"\n'
+                 '\t"github.com/evalcapsule/evalcapsule/study"\n)\n'
+                 'dir := %s\n'
+                 'err := os.WriteFile(filepath.Join(dir, study.FileName), examples.DemoStudy, 0o644)\n'
+                 'demo, err := study.Load(dir)\n'
+                 'len(demo.Plan())') % json.dumps(root)
+        reply, msgs = self.k.run(setup)
+        self.assertEqual(reply["status"], "ok", reply)
+        planned = int(outputs(msgs, "execute_result")[0]["data"]["text/plain"])
+        self.assertEqual(planned, 7)
+        sweep = ('sw, err := study.Sweep(ctx, demo, study.SweepOptions{Runner: simulate.Runner{Effects: simulate.DefaultEffects(), '
+                 'Pace: %s * time.Second}, RunnerKind: "simulated", Simulated: true, Parallel: 2})')
+        msg_id = self.k.kc.execute(sweep % "20")
+        self.k.wait_running(msg_id)
+        deadline = time.time() + TIMEOUT
+        while "running" not in self.run_statuses(root).values():
+            self.assertLess(time.time(), deadline, "no run started")
+            time.sleep(0.05)
+        start = time.time()
+        self.k.km.interrupt_kernel()
+        reply = self.k.shell_reply(msg_id, timeout=TIMEOUT)["content"]
+        stopped = time.time() - start
+        self.assertEqual(reply["status"], "error")
+        self.assertEqual(reply["ename"], "Interrupted")
+        self.assertNotIn("still running", reply["evalue"])
+        self.assertLess(stopped, 3, "the sweep went on for %.1f s after the interrupt" % stopped)
+        self.k.collect(msg_id)
+        after = self.run_statuses(root)
+        self.assertIn("interrupted", after.values(), after)
+        for run, status in after.items():
+            self.assertNotIn(status, ("done", "running"), "run %s after the interrupt" % run)
+        time.sleep(3)
+        self.assertEqual(self.run_statuses(root), after, "runs changed after the cell was reported interrupted")
+        # Resumable: a sweep without a pace does them all.
+        reply, msgs = self.k.run(sweep % "0" + '\nsw.Counts()["done"]')
+        self.assertEqual(reply["status"], "ok", reply)
+        self.assertEqual(outputs(msgs, "execute_result")[0]["data"]["text/plain"], "7")
+        self.assertEqual(set(self.run_statuses(root).values()), {"done"})
+
+    def cpu_seconds(self, pid):
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def test_interrupt_bootstrap(self):
+        # A bootstrap of minutes on every CPU, interrupted by SIGINT: the
+        # cell ends, the kernel stops using the CPUs, the next cell runs.
+        k = Kernel(NAME + "-signal")
+        try:
+            code = ('import (\n\t"fmt"\n\t"github.com/evalcapsule/evalcapsule/analysis"\n)\n'
+                    'xs := make([]float64, 20000)\n'
+                    'for i := range xs {\n\txs[i] = float64(i % 5)\n}\n'
+                    'fmt.Println("bootstrapping")\n'
+                    'lo, hi, err := analysis.BootstrapMeanContext(ctx, xs, 1000000, 0.95, 1)')
+            msg_id = k.kc.execute(code)
+            deadline = time.time() + TIMEOUT
+            while True:
+                m = k.kc.get_iopub_msg(timeout=max(0.1, deadline - time.time()))
+                if m["parent_header"].get("msg_id") == msg_id and m["msg_type"] == "stream":
+                    break
+            pid = k.process.pid
+            before = self.cpu_seconds(pid)
+            time.sleep(1)
+            busy = self.cpu_seconds(pid) - before
+            k.km.interrupt_kernel()
+            reply = k.shell_reply(msg_id, timeout=10)["content"]
+            self.assertEqual(reply["ename"], "Interrupted")
+            self.assertNotIn("still running", reply["evalue"])
+            k.collect(msg_id)
+            before = self.cpu_seconds(pid)
+            time.sleep(1)
+            idle = self.cpu_seconds(pid) - before
+            self.assertLess(idle, max(0.2, busy / 4), "CPU seconds a second: %.2f bootstrapping, %.2f after the interrupt" % (busy, idle))
+            start = time.time()
+            reply, msgs = k.run("6 * 7")
+            self.assertLess(time.time() - start, 5)
+            self.assertEqual(outputs(msgs, "execute_result")[0]["data"]["text/plain"], "42")
+        finally:
+            k.close()
+
 
 if __name__ == "__main__":
     unittest.main()
