@@ -80,6 +80,7 @@ func loadScores(ctx context.Context, path string, io streams) (*analysis.Scores,
 	if err != nil {
 		return nil, err
 	}
+	warnNoSamples(run.Output, path, io)
 	sc, err := analysis.Load(ctx, run, analysis.RescoreOptions{})
 	if err != nil {
 		return nil, err
@@ -95,12 +96,23 @@ func loadReported(ctx context.Context, path string, io streams) (*analysis.Score
 	if err != nil {
 		return nil, err
 	}
+	warnNoSamples(run.Output, path, io)
 	sc, err := analysis.LoadReported(ctx, run, analysis.RescoreOptions{})
 	if err != nil {
 		return nil, err
 	}
 	warnRescore(sc, path, io)
 	return sc, nil
+}
+
+// warnNoSamples says, on stderr, that a run has results but no samples: it
+// was made without lm-eval's --log_samples, so nothing can be re-derived or
+// paired, only lm-eval's own numbers shown.
+func warnNoSamples(o *harness.Output, path string, io streams) {
+	if o == nil || o.Results == nil || len(o.Samples) > 0 {
+		return
+	}
+	fmt.Fprintf(io.err, "capsule: warning: %s: the results file has no samples beside it: the run was made without lm-eval's --log_samples, so no number can be re-derived or paired (run lm-eval with --log_samples)\n", path)
 }
 
 // warnRescore reports, on stderr, a re-scoring that did not reproduce the

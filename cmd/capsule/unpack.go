@@ -51,7 +51,7 @@ compare, run).
 
 func runUnpack(ctx context.Context, opts unpackOptions, ref string, io streams) error {
 	if _, err := os.Lstat(opts.out); err == nil && !emptyDir(opts.out) {
-		return existsError(opts.out)
+		return existsError(opts.out, "and is not empty: give -o a new or empty directory")
 	}
 	bar := newTransferBar(io, opts.json)
 	defer bar.stop()
