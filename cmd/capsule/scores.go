@@ -37,6 +37,12 @@ task whose samples log fewer documents than lm-eval scored (n-samples) is
 named in a warning. A score the samples do not have (a results file without
 samples) is shown from the results file with lm-eval's own stderr.
 
+--json prints {"run", "level", "scores": [{"task", "metric", "filter", "n",
+"value", "scale", "source", "intervals": [{"method", "value", "stderr",
+"ci_low", "ci_high", "n"}], "unavailable": [{"method", "why"}], "group"}],
+"trimmed_samples"}: the names compare --json gives the same things; values
+are fractions, as lm-eval writes them, and scale says the unit a view shows.
+
 ` + exitCodes(codeUsage, codeInterrupted),
 		Example: `  capsule scores runs/baseline
   capsule scores --json --level 0.9 runs/baseline`,
