@@ -12,6 +12,7 @@ import (
 
 type compareOptions struct {
 	json      bool
+	tasks     []string
 	resamples int
 	seed      uint64
 	intersect bool
@@ -58,7 +59,8 @@ to its own numbers (warned on stderr, see capsule rescore).
 ` + exitCodes(code{exitFailed, "an internal error only (a bug); never a difference between the runs"},
 			code{exitUsage, "usage or input error, or runs that cannot be paired (other documents, no common task)"}, codeInterrupted),
 		Example: `  capsule compare runs/baseline runs/chat-template
-  capsule compare --json a/results_2025-08-07T11-42-40.066002.json b/`,
+  capsule compare --json a/results_2025-08-07T11-42-40.066002.json b/
+  capsule compare runs/baseline runs/chat-template --task gsm8k`,
 		Args: usageArgs(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCompare(cmd.Context(), opts, args[0], args[1], io)
@@ -66,6 +68,7 @@ to its own numbers (warned on stderr, see capsule rescore).
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.json, "json", false, "print the comparisons as JSON")
+	f.StringSliceVar(&opts.tasks, "task", nil, "compare only these tasks or groups (comma separated, or the flag repeated)")
 	f.IntVar(&opts.resamples, "resamples", 10000, "paired bootstrap resamples")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the bootstrap")
 	f.BoolVar(&opts.intersect, "intersect", false, "compare the documents both runs scored when their sets differ (a --limit run)")
@@ -146,6 +149,17 @@ func runCompare(ctx context.Context, opts compareOptions, pathA, pathB string, i
 	if err != nil {
 		return err
 	}
+	tf := taskFilter(opts.tasks)
+	var present []string
+	for _, c := range cs.Comparisons {
+		present = append(present, c.Task)
+	}
+	if err := tf.check(pathA+" and "+pathB, append(present, cs.Skipped...)); err != nil {
+		return err
+	}
+	cs.Comparisons = filter(tf, cs.Comparisons, func(c analysis.Comparison) string { return c.Task })
+	cs.Trimmed = filter(tf, cs.Trimmed, func(t analysis.Trimmed) string { return t.Task })
+	cs.Skipped = filter(tf, cs.Skipped, func(t string) string { return t })
 	if opts.json {
 		return writeJSON(io.out, cs)
 	}
