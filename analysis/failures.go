@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -129,6 +130,11 @@ type FailureOptions struct {
 	// Labels, when set, are hand labels by doc_id, compared with the
 	// automatic classes.
 	Labels map[int]FailureClass
+	// Class, when set, draws the sample from the misses of this class
+	// only; the counts of every class are still over all misses. A class
+	// that is not one of the task's kind (FailureClasses for a generated
+	// answer, ChoiceFailureClasses for multiple choice) is an ErrNoSeries.
+	Class FailureClass
 }
 
 // Failure is one missed document.
@@ -179,7 +185,10 @@ type FailureReport struct {
 	// ChoiceFailureClasses, not FailureClasses.
 	MultipleChoice bool                 `json:"multiple_choice,omitempty"`
 	Classes        map[FailureClass]int `json:"classes"`
-	Samples        []Failure            `json:"samples"`
+	// SampleClass is FailureOptions.Class: the class the sample was drawn
+	// from, "" for all misses.
+	SampleClass FailureClass `json:"sample_class,omitempty"`
+	Samples     []Failure    `json:"samples"`
 	// Agreement compares hand labels with the automatic classes.
 	Agreement *LabelAgreement `json:"agreement,omitempty"`
 	// Unread names the members of a group that have no samples.
@@ -287,6 +296,23 @@ func Failures(sc *Scores, task string, opts FailureOptions) (*FailureReport, err
 	rep.NMisses = len(misses)
 	if opts.Labels != nil {
 		rep.Agreement = agreement(misses)
+	}
+	if opts.Class != "" {
+		if !slices.Contains(rep.ClassOrder(), opts.Class) {
+			names := make([]string, len(rep.ClassOrder()))
+			for i, c := range rep.ClassOrder() {
+				names[i] = string(c)
+			}
+			return nil, fmt.Errorf("%w: class %q is not a class of %s's misses (%s)", ErrNoSeries, opts.Class, task, strings.Join(names, ", "))
+		}
+		var of []Failure
+		for _, f := range misses {
+			if f.Class == opts.Class {
+				of = append(of, f)
+			}
+		}
+		misses = of
+		rep.SampleClass = opts.Class
 	}
 	n := opts.N
 	if n == 0 {

@@ -619,12 +619,16 @@ func MacroMicro(values, stderrs []float64, sizes []int) (Averages, error) {
 
 // Interval is one uncertainty summary of a score, as ScoreIntervals lists
 // them side by side.
+//
+// Its JSON names are those of the other commands' intervals: value,
+// stderr, ci_low, ci_high, n, method.
 type Interval struct {
-	Value  float64 // the point estimate, the mean score
-	Stderr float64 // the method's standard error (see ScoreIntervals)
-	Lo, Hi float64 // the interval's bounds
-	N      int     // items
-	Method string  // "clt", "wilson", "bootstrap"
+	Value  float64 `json:"value"`   // the point estimate, the mean score
+	Stderr float64 `json:"stderr"`  // the method's standard error (see ScoreIntervals)
+	Lo     float64 `json:"ci_low"`  // the interval's lower bound
+	Hi     float64 `json:"ci_high"` // the interval's upper bound
+	N      int     `json:"n"`       // items
+	Method string  `json:"method"`  // "clt", "wilson", "bootstrap"
 }
 
 // String renders one line, e.g. "clt        0.4443 [0.4175, 0.4711]  SE 0.0137  n=1319".

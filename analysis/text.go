@@ -112,7 +112,11 @@ func (fr *FailureReport) String() string {
 			b.WriteString("hand labels: none on a missed document\n")
 		}
 	}
-	fmt.Fprintf(&b, "\na seeded sample of %d misses\n", len(fr.Samples))
+	if fr.SampleClass != "" {
+		fmt.Fprintf(&b, "\na seeded sample of %d misses of class %s\n", len(fr.Samples), fr.SampleClass)
+	} else {
+		fmt.Fprintf(&b, "\na seeded sample of %d misses\n", len(fr.Samples))
+	}
 	for _, f := range fr.Samples {
 		b.WriteString("\n")
 		if f.Task != "" {

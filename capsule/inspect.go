@@ -3,6 +3,7 @@ package capsule
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -29,12 +30,12 @@ type Inspection struct {
 	// number lm-eval reported, or whose setting lm-eval recorded otherwise
 	// than run.json (a capsule packed with --allow-differs).
 	Unsupported []string `json:"unsupported,omitempty"`
-	// Reports are the digests of the replay reports attached to the
-	// capsule.
-	Reports []string `json:"reports"`
-	Files   int      `json:"files"`
-	Bytes   int64    `json:"bytes"`
-	Stored  int64    `json:"stored"`
+	// Reports are the replay reports attached to the capsule, each with
+	// its verdict.
+	Reports []ReportSummary `json:"reports"`
+	Files   int             `json:"files"`
+	Bytes   int64           `json:"bytes"`
+	Stored  int64           `json:"stored"`
 	// FileList is every file, when InspectOptions.Files asks for it.
 	FileList []FileSummary `json:"file_list,omitempty"`
 }
@@ -103,7 +104,7 @@ func Inspect(ctx context.Context, c *Capsule, opts InspectOptions) (*Inspection,
 	cfg := c.Config
 	in := &Inspection{Capsule: c.Ref, Digest: c.Descriptor.Digest.String(), Size: c.Descriptor.Size, Study: cfg.Study,
 		FormatVersion: cfg.FormatVersion, Packer: cfg.Packer, Created: c.Manifest.Annotations[ocispec.AnnotationCreated],
-		Simulated: cfg.Simulated, Runs: []RunSummary{}, Claims: []ClaimSummary{}, Reports: []string{},
+		Simulated: cfg.Simulated, Runs: []RunSummary{}, Claims: []ClaimSummary{}, Reports: []ReportSummary{},
 		Tables: cfg.Attribution != nil && cfg.Rescore != nil}
 	in.Unsupported = differing(cfg.Rescore)
 	for _, r := range cfg.Runs {
@@ -126,10 +127,51 @@ func Inspect(ctx context.Context, c *Capsule, opts InspectOptions) (*Inspection,
 	// capsule: the list is empty then.
 	if descs, err := Reports(ctx, c.Path, PullOptions{Tag: c.Descriptor.Digest.String()}); err == nil {
 		for _, d := range descs {
-			in.Reports = append(in.Reports, d.Digest.String())
+			in.Reports = append(in.Reports, summarizeReport(ctx, c.Path, c.Descriptor.Digest.String(), d))
 		}
 	}
 	return in, nil
+}
+
+// ReportSummary is one attached replay report and what it found.
+type ReportSummary struct {
+	Digest   string `json:"digest"`
+	Level    string `json:"level"` // "rescore" or "rerun"
+	Replayer Packer `json:"replayer"`
+	Compared int    `json:"compared"`
+	Diffs    int    `json:"diffs"`
+	OK       bool   `json:"ok"`
+	// Error says why the report could not be read; OK is false then.
+	Error string `json:"error,omitempty"`
+}
+
+// Verdict is the report's outcome in a word or two: "ok", "differs", or
+// "unreadable".
+func (r ReportSummary) Verdict() string {
+	switch {
+	case r.Error != "":
+		return "unreadable"
+	case r.OK:
+		return "ok"
+	}
+	return "differs"
+}
+
+// summarizeReport fetches the report desc names, checked, and summarizes
+// it; a report that cannot be fetched or read says why, never ok.
+func summarizeReport(ctx context.Context, path, digest string, desc ocispec.Descriptor) ReportSummary {
+	s := ReportSummary{Digest: desc.Digest.String()}
+	b, err := FetchReport(ctx, path, desc, PullOptions{Tag: digest})
+	var rep ReplayReport
+	if err == nil {
+		err = json.Unmarshal(b, &rep)
+	}
+	if err != nil {
+		s.Error = err.Error()
+		return s
+	}
+	s.Level, s.Replayer, s.Compared, s.Diffs, s.OK = rep.Level, rep.Replayer, rep.Compared, len(rep.Diffs), rep.OK
+	return s
 }
 
 func summarizeRun(r ConfigRun) RunSummary {
@@ -239,7 +281,11 @@ func (in *Inspection) String() string {
 	}
 	fmt.Fprintf(&w, "\nReplay reports: %d\n", len(in.Reports))
 	for _, r := range in.Reports {
-		fmt.Fprintf(&w, "  %s\n", r)
+		if r.Error != "" {
+			fmt.Fprintf(&w, "  %s  unreadable: %s\n", r.Digest, r.Error)
+			continue
+		}
+		fmt.Fprintf(&w, "  %s  %s by %s %s: %d numbers compared, %d differ: %s\n", r.Digest, r.Level, r.Replayer.Name, r.Replayer.Version, r.Compared, r.Diffs, r.Verdict())
 	}
 	if len(in.FileList) > 0 {
 		fmt.Fprintf(&w, "\nFiles\n")

@@ -12,8 +12,10 @@ type RunBoard struct {
 }
 
 // Record keeps ev as its run's state; an event that changes the status and
-// carries no progress keeps the run's last progress. It reports whether the
-// run is new or its status changed.
+// carries no progress keeps the run's last progress. A progress report that
+// arrives after its run ended (a runner's last poll of progress.json) is
+// dropped: it would show the run running again after it was done. Record
+// reports whether the run is new or its status changed.
 func (b *RunBoard) Record(ev RunEvent) (changed bool) {
 	if b.runs == nil {
 		b.runs = map[string]RunEvent{}
@@ -22,6 +24,9 @@ func (b *RunBoard) Record(ev RunEvent) (changed bool) {
 	old, seen := b.runs[name]
 	if !seen {
 		b.order = append(b.order, name)
+	}
+	if seen && ended(old.Status) && ev.Status == "running" {
+		return false
 	}
 	if ev.Progress.Phase == "" && seen {
 		ev.Progress = old.Progress
@@ -42,13 +47,20 @@ func (b *RunBoard) Runs() []RunEvent {
 // Finished reports whether every run has ended.
 func (b *RunBoard) Finished() bool {
 	for _, ev := range b.runs {
-		switch ev.Status {
-		case "done", "failed", "interrupted", "skipped":
-		default:
+		if !ended(ev.Status) {
 			return false
 		}
 	}
 	return true
+}
+
+// ended reports whether a run with this status has ended.
+func ended(status string) bool {
+	switch status {
+	case "done", "failed", "interrupted", "skipped":
+		return true
+	}
+	return false
 }
 
 // Fraction is how far the run has come: its progress, or all of it once

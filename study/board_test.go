@@ -24,6 +24,9 @@ func ExampleRunBoard() {
 	fmt.Println(b.Finished())
 	b.Record(study.RunEvent{Run: step, Status: "skipped"})
 	fmt.Println(b.Finished(), b.Runs()[0].Fraction())
+	// The runner's last poll of progress.json, after the run ended, does not
+	// make it run again.
+	fmt.Println(b.Record(study.RunEvent{Run: base, Status: "running", Progress: harness.Progress{Phase: "generate_until", Done: 700, Total: 1319}}), b.Runs()[1].Detail())
 	// Output:
 	// true
 	// false
@@ -32,4 +35,5 @@ func ExampleRunBoard() {
 	// baseline 50% interrupted: signal: interrupt
 	// false
 	// true 1
+	// false interrupted: signal: interrupt
 }

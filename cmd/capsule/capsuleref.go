@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -100,7 +102,25 @@ func (b *transferBar) stop() {
 	}
 }
 
-// existsError says that an output path is taken.
-func existsError(path string) error {
-	return &usageError{fmt.Errorf("%s already exists (use --force to replace it): %w", path, fs.ErrExist)}
+// existsError says that an output path is taken, and what to do about it
+// (how, "use --force to replace it").
+func existsError(path, how string) error {
+	return &usageError{fmt.Errorf("%s already exists (%s): %w", path, how, fs.ErrExist)}
+}
+
+// checkOutputDir checks, before any work, that the folder an output file
+// (-o) is to be written into exists and is a folder: finding out after a
+// long replay or report would lose the work.
+func checkOutputDir(flag, path string) error {
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil && os.IsNotExist(err):
+		return fmt.Errorf("%s %s: the folder %s does not exist (create it first): %w", flag, path, dir, fs.ErrNotExist)
+	case err != nil:
+		return fmt.Errorf("%s %s: %w", flag, path, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%s %s: %s is not a folder: %w", flag, path, dir, fs.ErrNotExist)
+	}
+	return nil
 }

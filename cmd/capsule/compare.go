@@ -12,6 +12,7 @@ import (
 
 type compareOptions struct {
 	json      bool
+	tasks     []string
 	resamples int
 	seed      uint64
 	intersect bool
@@ -58,7 +59,8 @@ to its own numbers (warned on stderr, see capsule rescore).
 ` + exitCodes(code{exitFailed, "an internal error only (a bug); never a difference between the runs"},
 			code{exitUsage, "usage or input error, or runs that cannot be paired (other documents, no common task)"}, codeInterrupted),
 		Example: `  capsule compare runs/baseline runs/chat-template
-  capsule compare --json a/results_2025-08-07T11-42-40.066002.json b/`,
+  capsule compare --json a/results_2025-08-07T11-42-40.066002.json b/
+  capsule compare runs/baseline runs/chat-template --task gsm8k`,
 		Args: usageArgs(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCompare(cmd.Context(), opts, args[0], args[1], io)
@@ -66,6 +68,7 @@ to its own numbers (warned on stderr, see capsule rescore).
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.json, "json", false, "print the comparisons as JSON")
+	f.StringSliceVar(&opts.tasks, "task", nil, "compare only these tasks or groups (comma separated, or the flag repeated)")
 	f.IntVar(&opts.resamples, "resamples", 10000, "paired bootstrap resamples")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the bootstrap")
 	f.BoolVar(&opts.intersect, "intersect", false, "compare the documents both runs scored when their sets differ (a --limit run)")
@@ -80,6 +83,7 @@ func loadScores(ctx context.Context, path string, io streams) (*analysis.Scores,
 	if err != nil {
 		return nil, err
 	}
+	warnNoSamples(run.Output, path, io)
 	sc, err := analysis.Load(ctx, run, analysis.RescoreOptions{})
 	if err != nil {
 		return nil, err
@@ -95,12 +99,23 @@ func loadReported(ctx context.Context, path string, io streams) (*analysis.Score
 	if err != nil {
 		return nil, err
 	}
+	warnNoSamples(run.Output, path, io)
 	sc, err := analysis.LoadReported(ctx, run, analysis.RescoreOptions{})
 	if err != nil {
 		return nil, err
 	}
 	warnRescore(sc, path, io)
 	return sc, nil
+}
+
+// warnNoSamples says, on stderr, that a run has results but no samples: it
+// was made without lm-eval's --log_samples, so nothing can be re-derived or
+// paired, only lm-eval's own numbers shown.
+func warnNoSamples(o *harness.Output, path string, io streams) {
+	if o == nil || o.Results == nil || len(o.Samples) > 0 {
+		return
+	}
+	fmt.Fprintf(io.err, "capsule: warning: %s: the results file has no samples beside it: the run was made without lm-eval's --log_samples, so no number can be re-derived or paired (run lm-eval with --log_samples)\n", path)
 }
 
 // warnRescore reports, on stderr, a re-scoring that did not reproduce the
@@ -134,6 +149,17 @@ func runCompare(ctx context.Context, opts compareOptions, pathA, pathB string, i
 	if err != nil {
 		return err
 	}
+	tf := taskFilter(opts.tasks)
+	var present []string
+	for _, c := range cs.Comparisons {
+		present = append(present, c.Task)
+	}
+	if err := tf.check(pathA+" and "+pathB, append(present, cs.Skipped...)); err != nil {
+		return err
+	}
+	cs.Comparisons = filter(tf, cs.Comparisons, func(c analysis.Comparison) string { return c.Task })
+	cs.Trimmed = filter(tf, cs.Trimmed, func(t analysis.Trimmed) string { return t.Task })
+	cs.Skipped = filter(tf, cs.Skipped, func(t string) string { return t })
 	if opts.json {
 		return writeJSON(io.out, cs)
 	}

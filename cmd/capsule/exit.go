@@ -94,9 +94,12 @@ func classify(err error) failure {
 }
 
 // report writes err on stderr as the command line contract says: one line
-// (a JSON object with --json), with a hint for usage errors and a request
-// to report an internal error.
-func report(err error, f failure, asJSON bool, stderr interface{ Write([]byte) (int, error) }) {
+// (a JSON object with --json), with a request to report an internal error,
+// and for a usage error (a wrong flag or argument) a pointer to the help of
+// the command that was called, cmdPath ("capsule compare"). An input error
+// (a file that is missing or malformed) gets no such hint: the help would
+// not fix it.
+func report(err error, f failure, asJSON bool, cmdPath string, stderr interface{ Write([]byte) (int, error) }) {
 	msg := err.Error()
 	if f.kind == "bug" {
 		msg = "internal error (a bug: please report it with the command line): " + msg
@@ -108,7 +111,7 @@ func report(err error, f failure, asJSON bool, stderr interface{ Write([]byte) (
 	}
 	fmt.Fprintln(stderr, "capsule:", msg)
 	if f.kind == "usage" {
-		fmt.Fprintln(stderr, "Run 'capsule --help' for usage.")
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmdPath)
 	}
 }
 

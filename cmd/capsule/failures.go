@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +14,7 @@ import (
 type failuresOptions struct {
 	json   bool
 	task   string
+	class  string
 	filter string
 	metric string
 	n      int
@@ -60,11 +63,16 @@ task, not a group).
 
 ` + exitCodes(codeUsage, codeInterrupted),
 		Example: `  capsule failures runs/baseline --task gsm8k -n 50 --seed 1
-  capsule failures runs/baseline --task gsm8k --filter flexible-extract --json`,
+  capsule failures runs/baseline --task gsm8k --filter flexible-extract --json
+  capsule failures runs/baseline --task gsm8k --class extraction -n 10`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.task == "" {
 				return &usageError{fmt.Errorf("--task is required")}
+			}
+			if opts.class != "" && !slices.Contains(analysis.FailureClasses, analysis.FailureClass(opts.class)) &&
+				!slices.Contains(analysis.ChoiceFailureClasses, analysis.FailureClass(opts.class)) {
+				return &usageError{fmt.Errorf("--class %q: expected one of %s", opts.class, classNames())}
 			}
 			if opts.n < 1 {
 				return &usageError{fmt.Errorf("-n %d: expected the number of misses to sample, at least 1", opts.n)}
@@ -76,6 +84,7 @@ task, not a group).
 	f.BoolVar(&opts.json, "json", false, "print the classes and the sample as JSON")
 	f.StringVar(&opts.task, "task", "", "the task to read (required)")
 	f.StringVar(&opts.filter, "filter", "", "the filter whose misses to read (default the task's first)")
+	f.StringVar(&opts.class, "class", "", "sample only the misses of this class (e.g. extraction, near-miss); the counts stay over all misses")
 	f.StringVar(&opts.metric, "metric", "", "the metric that decides a miss (default the task's first)")
 	f.IntVarP(&opts.n, "n", "n", 50, "how many misses to sample (at least 1)")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the sample")
@@ -91,7 +100,8 @@ func runFailures(ctx context.Context, opts failuresOptions, path string, io stre
 	if err != nil {
 		return err
 	}
-	rep, err := analysis.Failures(sc, opts.task, analysis.FailureOptions{Metric: opts.metric, Filter: opts.filter, N: opts.n, Seed: opts.seed, Labels: labels})
+	rep, err := analysis.Failures(sc, opts.task, analysis.FailureOptions{Metric: opts.metric, Filter: opts.filter, N: opts.n, Seed: opts.seed, Labels: labels,
+		Class: analysis.FailureClass(opts.class)})
 	if err != nil {
 		return err
 	}
@@ -100,4 +110,13 @@ func runFailures(ctx context.Context, opts failuresOptions, path string, io stre
 	}
 	fmt.Fprint(io.out, rep.String())
 	return nil
+}
+
+// classNames lists every class of a miss, generated and multiple choice.
+func classNames() string {
+	var names []string
+	for _, c := range append(slices.Clone(analysis.FailureClasses), analysis.ChoiceFailureClasses...) {
+		names = append(names, string(c))
+	}
+	return strings.Join(names, ", ")
 }

@@ -81,7 +81,7 @@ func runPack(ctx context.Context, opts packOptions, dir string, io streams) erro
 		AllowDiffers: opts.allowDiffers, Replace: opts.force, Attribution: analysis.AttributionOptions{Seed: opts.seed}, Progress: bar.update})
 	bar.stop()
 	if errors.Is(err, fs.ErrExist) {
-		return existsError(opts.out)
+		return existsError(opts.out, "use --force to replace it")
 	}
 	if err != nil {
 		return err

@@ -132,6 +132,11 @@ func runReplay(ctx context.Context, opts replayOptions, ref string, io streams) 
 	if tolerateGenerations && !opts.rerun {
 		return &usageError{errors.New("--tolerate generations applies to a rerun: add --rerun")}
 	}
+	if opts.out != "" {
+		if err := checkOutputDir("-o", opts.out); err != nil {
+			return err
+		}
+	}
 	bar := newTransferBar(io, opts.json)
 	defer bar.stop()
 	c, err := capsule.OpenRef(ctx, ref, opts.ref.openOptions(bar))

@@ -63,6 +63,9 @@ report is built from it.
 }
 
 func runReport(ctx context.Context, opts reportOptions, dir string, io streams) error {
+	if err := checkOutputDir("-o", opts.out); err != nil {
+		return err
+	}
 	var st *study.Study
 	var err error
 	if capsule.IsRef(dir) {

@@ -127,6 +127,7 @@ func runCounterfactual(ctx context.Context, opts rescoreOptions, path string, io
 	if err != nil {
 		return err
 	}
+	warnNoSamples(run.Output, path, io)
 	sc, err := analysis.Load(ctx, run, analysis.RescoreOptions{})
 	if err != nil {
 		return err
@@ -200,6 +201,9 @@ func runRescore(ctx context.Context, opts rescoreOptions, paths []string, io str
 				fmt.Fprint(io.err, "\r\033[K")
 			}
 		}
+	}
+	for _, o := range outs {
+		warnNoSamples(o, o.Path(), io)
 	}
 	rep, err := analysis.Rescore(ctx, outs, ropts)
 	if err != nil {

@@ -32,14 +32,14 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	root.SetIn(stdin)
 	root.SetOut(out)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
 	f := classify(err)
 	if !errors.Is(err, errChecksFailed) { // its output says what failed
 		msg := quote.NewWriter(stderr)
-		report(err, f, jsonRequested(args), msg)
+		report(err, f, jsonRequested(args), cmd.CommandPath(), msg)
 		msg.Flush()
 	}
 	return f.code

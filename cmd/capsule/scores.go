@@ -11,6 +11,7 @@ import (
 
 type scoresOptions struct {
 	json  bool
+	tasks []string
 	level float64
 	seed  uint64
 }
@@ -37,9 +38,16 @@ task whose samples log fewer documents than lm-eval scored (n-samples) is
 named in a warning. A score the samples do not have (a results file without
 samples) is shown from the results file with lm-eval's own stderr.
 
+--json prints {"run", "level", "scores": [{"task", "metric", "filter", "n",
+"value", "scale", "source", "intervals": [{"method", "value", "stderr",
+"ci_low", "ci_high", "n"}], "unavailable": [{"method", "why"}], "group"}],
+"trimmed_samples"}: the names compare --json gives the same things; values
+are fractions, as lm-eval writes them, and scale says the unit a view shows.
+
 ` + exitCodes(codeUsage, codeInterrupted),
 		Example: `  capsule scores runs/baseline
-  capsule scores --json --level 0.9 runs/baseline`,
+  capsule scores --json --level 0.9 runs/baseline
+  capsule scores runs/baseline --task gsm8k,mmlu`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.level <= 0 || opts.level >= 1 {
@@ -50,6 +58,7 @@ samples) is shown from the results file with lm-eval's own stderr.
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.json, "json", false, "print the intervals as JSON")
+	f.StringSliceVar(&opts.tasks, "task", nil, "show only these tasks or groups (comma separated, or the flag repeated)")
 	f.Float64Var(&opts.level, "level", 0.95, "confidence level of the intervals")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the bootstrap")
 	return cmd
@@ -61,6 +70,16 @@ func runScores(ctx context.Context, opts scoresOptions, path string, io streams)
 		return err
 	}
 	u := analysis.Uncertainty(sc, opts.level, opts.seed)
+	tf := taskFilter(opts.tasks)
+	var present []string
+	for _, s := range u.Scores {
+		present = append(present, s.Task)
+	}
+	if err := tf.check(path, present); err != nil {
+		return err
+	}
+	u.Scores = filter(tf, u.Scores, func(s analysis.ScoreUncertainty) string { return s.Task })
+	u.Trimmed = filter(tf, u.Trimmed, func(t analysis.Trimmed) string { return t.Task })
 	if opts.json {
 		return writeJSON(io.out, u)
 	}

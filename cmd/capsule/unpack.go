@@ -29,6 +29,9 @@ written outside DIR, and on any error DIR is left as it was.
 The unpacked study works with every study command (attribute, report,
 compare, run).
 
+--json prints {"capsule": REF, "digest", "study": its name, "dir": DIR,
+"files": how many}, the names pack --json uses.
+
 ` + refHelp + `
 
 ` + exitCodes(codeInvalid, codeUsage, codeRegistry, codeInterrupted),
@@ -51,7 +54,7 @@ compare, run).
 
 func runUnpack(ctx context.Context, opts unpackOptions, ref string, io streams) error {
 	if _, err := os.Lstat(opts.out); err == nil && !emptyDir(opts.out) {
-		return existsError(opts.out)
+		return existsError(opts.out, "and is not empty: give -o a new or empty directory")
 	}
 	bar := newTransferBar(io, opts.json)
 	defer bar.stop()
@@ -65,7 +68,7 @@ func runUnpack(ctx context.Context, opts unpackOptions, ref string, io streams) 
 	}
 	bar.stop()
 	if opts.json {
-		return writeJSON(io.out, map[string]any{"capsule": ref, "digest": c.Descriptor.Digest.String(), "study": opts.out, "files": len(c.Files())})
+		return writeJSON(io.out, map[string]any{"capsule": ref, "digest": c.Descriptor.Digest.String(), "study": c.Config.Study, "dir": opts.out, "files": len(c.Files())})
 	}
 	fmt.Fprintf(io.out, "unpacked %s (%s) into %s: %d files\n", ref, c.Descriptor.Digest, opts.out, len(c.Files()))
 	return nil
