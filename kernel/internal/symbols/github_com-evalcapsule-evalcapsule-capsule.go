@@ -93,6 +93,7 @@ func init() {
 		"ReplayDiff":     reflect.ValueOf((*capsule.ReplayDiff)(nil)),
 		"ReplayOptions":  reflect.ValueOf((*capsule.ReplayOptions)(nil)),
 		"ReplayReport":   reflect.ValueOf((*capsule.ReplayReport)(nil)),
+		"ReportSummary":  reflect.ValueOf((*capsule.ReportSummary)(nil)),
 		"RunDiff":        reflect.ValueOf((*capsule.RunDiff)(nil)),
 		"RunSummary":     reflect.ValueOf((*capsule.RunSummary)(nil)),
 		"ScoreDiff":      reflect.ValueOf((*capsule.ScoreDiff)(nil)),

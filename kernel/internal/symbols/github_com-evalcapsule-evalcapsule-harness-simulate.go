@@ -29,6 +29,7 @@ func init() {
 		"Generate":               reflect.ValueOf(simulate.Generate),
 		"ModelSeed":              reflect.ValueOf(simulate.ModelSeed),
 		"OptionsFor":             reflect.ValueOf(simulate.OptionsFor),
+		"TaskNames":              reflect.ValueOf(simulate.TaskNames),
 
 		// type definitions
 		"Effects":  reflect.ValueOf((*simulate.Effects)(nil)),
