@@ -86,6 +86,11 @@
 //     and line it came from, and saying why; what refers to it is
 //     removed too. Declare it again to bring it back.
 //
+// The one exception is ctx, the kernel's variable (see Interrupts): a
+// cell that declares a ctx of its own has it in that cell only, and the
+// functions that read ctx go on reading the running cell's context, so
+// declaring ctx evaluates nothing again.
+//
 // A top-level name cannot be both a cell's and an imported package's,
 // as in a Go file: fmt := 0 after import "fmt" is refused ("fmt already
 // declared through import of package"), and so is an import whose name a

@@ -191,6 +191,10 @@ func (e *engine) dependents(changed map[string]bool, fresh []*unit) []*unit {
 // declared). A dependent that no longer compiles is removed, and named
 // in the error.
 func (e *engine) redefined(ctx context.Context, changed map[string]bool, fresh []*unit) error {
+	// ctx is the kernel's: a cell's own ctx holds in that cell only (see
+	// setContext), and the functions that read ctx read the running
+	// cell's context, so declaring it is no redefinition.
+	delete(changed, ctxName)
 	if len(changed) == 0 {
 		return nil
 	}
