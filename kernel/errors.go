@@ -20,6 +20,11 @@ var (
 	// ErrNotebook reports input that ExecuteNotebook cannot read as a
 	// Jupyter notebook in nbformat 4.
 	ErrNotebook = errors.New("invalid notebook")
+	// ErrTemporaryBuild reports a kernel command that lies in the Go build
+	// cache or in the go-build directory `go run` builds into: Go deletes
+	// it (when the cache is trimmed, when `go run` ends), and Jupyter could
+	// then no longer start the kernel.
+	ErrTemporaryBuild = errors.New("the executable is a temporary Go build")
 )
 
 // CellError is a notebook cell that failed (see ExecuteNotebook).

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 )
@@ -74,6 +75,10 @@ func Install(dataDir string, opts InstallOptions) (string, error) {
 	if !filepath.IsAbs(opts.Command[0]) {
 		return "", fmt.Errorf("kernel command %q: the path must be absolute (Jupyter starts it from anywhere)", opts.Command[0])
 	}
+	if where := temporaryBuildDir(opts.Command[0], goCacheDirs()); where != "" {
+		return "", fmt.Errorf("%w: %s lies in %s, which Go deletes (when go run ends, when the build cache is trimmed), and Jupyter could then not start the kernel; install the binary first, 'go install ./cmd/capsule' in the checkout, then run 'capsule kernel install'",
+			ErrTemporaryBuild, opts.Command[0], where)
+	}
 	spec := Spec{
 		Argv:          append(append([]string{}, opts.Command...), "--connection-file", "{connection_file}"),
 		DisplayName:   DisplayName,
@@ -98,6 +103,59 @@ func Install(dataDir string, opts InstallOptions) (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// goBuildTemp matches the name of the work directory the go command builds
+// into (os.TempDir()/go-build123456789), where `go run` leaves its
+// executable.
+var goBuildTemp = regexp.MustCompile(`^go-build[0-9]+$`)
+
+// temporaryBuildDir returns the directory Go deletes that exe lies in: one
+// of caches (Go build caches) or a go-build work directory; "" when exe lies
+// in neither.
+func temporaryBuildDir(exe string, caches []string) string {
+	exe = filepath.Clean(exe)
+	for _, c := range caches {
+		if c == "" || !filepath.IsAbs(c) {
+			continue
+		}
+		for _, dir := range []string{filepath.Clean(c), resolved(c)} {
+			if rel, err := filepath.Rel(dir, exe); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return dir
+			}
+		}
+	}
+	for dir := filepath.Dir(exe); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+		if goBuildTemp.MatchString(filepath.Base(dir)) {
+			return dir
+		}
+	}
+	return ""
+}
+
+// resolved is dir with its symbolic links resolved, or dir when they cannot
+// be.
+func resolved(dir string) string {
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		return r
+	}
+	return filepath.Clean(dir)
+}
+
+// goCacheDirs are the places the Go build cache may be: $GOCACHE, what
+// `go env GOCACHE` says (it also reads `go env -w` settings) when go is on
+// PATH, and the default, the user's cache directory's go-build.
+func goCacheDirs() []string {
+	dirs := []string{os.Getenv("GOCACHE")}
+	if gobin, err := exec.LookPath("go"); err == nil {
+		if out, err := exec.Command(gobin, "env", "GOCACHE").Output(); err == nil {
+			dirs = append(dirs, strings.TrimSpace(string(out)))
+		}
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		dirs = append(dirs, filepath.Join(d, "go-build"))
+	}
+	return dirs
 }
 
 // writeFileAtomic writes through a temporary file and a rename, so that

@@ -3,8 +3,10 @@ package kernel
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/evalcapsule/evalcapsule/kernel/internal/logo"
@@ -77,5 +79,40 @@ func TestConnection(t *testing.T) {
 	os.WriteFile(path, []byte(`{"shell_port": 1, "control_port": 2, "stdin_port": 3, "iopub_port": 4, "hb_port": 5, "key": "k", "signature_scheme": "hmac-md5"}`), 0o600)
 	if _, err := ReadConnection(path); err == nil {
 		t.Error("hmac-md5 accepted")
+	}
+}
+
+// TestInstallRefusesTemporaryBuild checks that a capsule in a Go build cache
+// or in the go-build directory `go run` builds into is refused, with what to
+// do instead, and that a capsule anywhere else is installed.
+func TestInstallRefusesTemporaryBuild(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("GOCACHE", cache)
+	data := PrefixDataDir(t.TempDir())
+	for _, exe := range []string{
+		filepath.Join(cache, "8f", "8f3a-d", "capsule"),                          // a cached `go run` executable
+		filepath.Join(os.TempDir(), "go-build1234567", "b001", "exe", "capsule"), // a `go run` work directory
+	} {
+		_, err := Install(data, InstallOptions{Command: []string{exe, "kernel"}})
+		if !errors.Is(err, ErrTemporaryBuild) {
+			t.Errorf("%s: err %v, want ErrTemporaryBuild", exe, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), "go install ./cmd/capsule") {
+			t.Errorf("%s: the error does not say what to do: %v", exe, err)
+		}
+		if _, serr := os.Stat(filepath.Join(data, "kernels", SpecName, "kernel.json")); serr == nil {
+			t.Errorf("%s: refused, but kernel.json was written", exe)
+		}
+	}
+	for _, exe := range []string{
+		filepath.Join(filepath.Dir(cache), "capsule"),                             // beside the cache, not in it
+		filepath.Join(cache+"-other", "capsule"),                                  // a sibling whose name starts with the cache's
+		filepath.Join(os.TempDir(), "go-builds", "capsule"),                       // not a go-build work directory
+		filepath.Join(os.TempDir(), "go-build1234567x", "b001", "exe", "capsule"), // nor this
+	} {
+		if _, err := Install(data, InstallOptions{Command: []string{exe, "kernel"}}); err != nil {
+			t.Errorf("%s: %v", exe, err)
+		}
 	}
 }

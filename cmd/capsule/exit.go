@@ -16,7 +16,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 )
 
-// Exit codes (DESIGN.md, "Command line contract").
+// Exit codes (docs/cli.md, "Exit codes").
 const (
 	exitOK          = 0   // success
 	exitFailed      = 1   // the check ran and failed (numbers differ, a capsule does not verify); also an internal error
@@ -85,7 +85,7 @@ func classify(err error) failure {
 		// capsules and references
 		errors.Is(err, capsule.ErrReference), errors.Is(err, capsule.ErrNotPackable),
 		// notebooks and kernels
-		errors.Is(err, kernel.ErrNotebook), errors.Is(err, kernel.ErrConnection),
+		errors.Is(err, kernel.ErrNotebook), errors.Is(err, kernel.ErrConnection), errors.Is(err, kernel.ErrTemporaryBuild),
 		// files named on the command line
 		errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission), errors.Is(err, fs.ErrExist):
 		return failure{exitUsage, "input"}
