@@ -206,7 +206,7 @@ type RunReport struct {
 	Warnings []string `json:"-"`
 }
 
-// MarshalJSON writes the run as DESIGN.md section 4 specifies; an unknown
+// MarshalJSON writes the run as docs/cli.md specifies; an unknown
 // Python version is null.
 func (r *RunReport) MarshalJSON() ([]byte, error) {
 	type plain struct {

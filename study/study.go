@@ -20,7 +20,7 @@ import (
 // FileName is the name of the study definition inside a study directory.
 const FileName = "study.yaml"
 
-// Study is a study definition (DESIGN.md, "Study file"): the model card's
+// Study is a study definition (docs/design.md, "The study file"): the model card's
 // claims, the pinned harness, the baseline run and the cumulative steps and
 // one-change variants that explain the gap.
 type Study struct {

@@ -106,7 +106,7 @@ way. Only generative (generate_until) tasks have responses to extract from.
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&opts.json, "json", false, "print the checks (or the counterfactual) as JSON (schema in DESIGN.md section 4)")
+	f.BoolVar(&opts.json, "json", false, "print the checks (or the counterfactual) as JSON (shape in docs/cli.md)")
 	f.IntVar(&opts.diffs, "diffs", 3, "show up to this many differing documents per check (flipped documents of a counterfactual)")
 	f.StringVar(&opts.task, "task", "", "counterfactual: the generative task to re-score")
 	f.StringVar(&opts.regex, "regex", "", "counterfactual: the regex (Python re syntax) applied to the task's logged responses")

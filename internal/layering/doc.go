@@ -1,5 +1,5 @@
 // Package layering holds no code: its test checks the project's layers
-// (DESIGN.md, "Layout"). Dependencies point one way,
+// (docs/design.md, "Layout"). Dependencies point one way,
 //
 //	internal/pynum, internal/buildinfo, examples, notebooks (the bottom)
 //	← harness ← analysis ← study ← capsule ← kernel ← cmd/capsule,
