@@ -91,7 +91,7 @@ func Install(part string) string {
 func Python(t testing.TB, module ...string) string {
 	t.Helper()
 	py := Command(t, "python3")
-	var missing []string
+	var missing, unimported []string
 	for _, m := range module {
 		pkg := modules[m]
 		if pkg == "" {
@@ -100,6 +100,7 @@ func Python(t testing.TB, module ...string) string {
 		if !hidden(pkg) && importable(py, m) {
 			continue
 		}
+		unimported = append(unimported, m)
 		if !slices.Contains(missing, pkg) {
 			missing = append(missing, pkg)
 		}
@@ -109,7 +110,7 @@ func Python(t testing.TB, module ...string) string {
 		for i, pkg := range missing {
 			parts[i] = part{pkg, "apt install " + pkg}
 		}
-		lack(t, parts, Interpreter+" cannot import "+strings.Join(module, ", "))
+		lack(t, parts, Interpreter+" cannot import "+strings.Join(unimported, ", "))
 	}
 	return py
 }
