@@ -10,6 +10,7 @@ import (
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/harness/simulate"
+	"github.com/evalcapsule/evalcapsule/internal/testenv"
 )
 
 var (
@@ -58,7 +59,7 @@ func BenchmarkRescoreFull(b *testing.B) {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := testenv.Main(m)
 	if fullDir != "" {
 		os.RemoveAll(fullDir)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/evalcapsule/evalcapsule/analysis/internal/pyrand"
 	"github.com/evalcapsule/evalcapsule/internal/pynum"
+	"github.com/evalcapsule/evalcapsule/internal/testenv"
 )
 
 // debianPython is the reference interpreter of the cross-checks: Debian's
@@ -23,13 +23,11 @@ import (
 const debianPython = "/usr/bin/python3"
 
 // runPython runs script with Debian's Python, feeding it stdin, and returns
-// its standard output. A missing interpreter fails the test instead of
-// skipping it: these comparisons are what shows the ports are exact.
+// its standard output. A missing interpreter skips the test, and fails it
+// under CI: these comparisons are what shows the ports are exact.
 func runPython(t *testing.T, script, stdin string) []byte {
 	t.Helper()
-	if _, err := os.Stat(debianPython); err != nil {
-		t.Fatalf("%s not found (%v): CI must install Debian's python3 package (apt-get install -y python3)", debianPython, err)
-	}
+	testenv.Python(t)
 	cmd := exec.Command(debianPython, "-c", script)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stderr bytes.Buffer
@@ -41,18 +39,14 @@ func runPython(t *testing.T, script, stdin string) []byte {
 	return out
 }
 
-// requireModule fails the test when Debian's Python cannot import module,
-// naming the Debian package CI has to install.
+// requireModule skips the test (fails it under CI) when Debian's Python
+// cannot import module, naming debPackage, the Debian package to install.
 func requireModule(t *testing.T, module, debPackage string) {
 	t.Helper()
-	if _, err := os.Stat(debianPython); err != nil {
-		t.Fatalf("%s not found (%v): CI must install Debian's python3 package (apt-get install -y python3)", debianPython, err)
+	if testenv.Install(debPackage) == "" {
+		t.Fatalf("testenv knows no Debian package %s", debPackage)
 	}
-	out, err := exec.Command(debianPython, "-c", "import "+module).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s cannot import %s (%v): CI must install Debian's %s package (apt-get install -y %s)\n%s",
-			debianPython, module, err, debPackage, debPackage, out)
-	}
+	testenv.Python(t, module)
 }
 
 // pythonRule returns the summation rule of the reference interpreter.

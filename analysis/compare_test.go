@@ -14,6 +14,7 @@ import (
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/harness/simulate"
+	"github.com/evalcapsule/evalcapsule/internal/testenv"
 )
 
 // independentCompare computes a comparison in Debian's Python, reading the
@@ -61,10 +62,10 @@ func checkAgainstPython(t *testing.T, pathA, pathB string) {
 	for _, c := range cs.Comparisons {
 		sa, _ := a.Find(c.Task, c.Metric, c.Filter)
 		sb, _ := b.Find(c.Task, c.Metric, c.Filter)
-		cmd := exec.Command("/usr/bin/python3", "-c", independentCompare, sa.File.Path, sb.File.Path, c.Filter, c.Metric)
+		cmd := exec.Command(testenv.Python(t, "numpy", "scipy"), "-c", independentCompare, sa.File.Path, sb.File.Path, c.Filter, c.Metric)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("python (CI must install Debian's python3-numpy and python3-scipy): %v\n%s", err, out)
+			t.Fatalf("python: %v\n%s", err, out)
 		}
 		var want map[string]any
 		if err := json.Unmarshal(out, &want); err != nil {

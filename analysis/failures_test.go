@@ -17,6 +17,7 @@ import (
 	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/harness/simulate"
 	"github.com/evalcapsule/evalcapsule/internal/htmltest"
+	"github.com/evalcapsule/evalcapsule/internal/testenv"
 )
 
 func load(t *testing.T, path string) *analysis.Scores {
@@ -215,9 +216,7 @@ func TestFailuresHandLabels(t *testing.T) {
 		t.Errorf("%d reasoning misses with the target in the output, want the 3 the labels note", operand)
 	}
 	// An independent kappa, when Debian's Python has scikit-learn.
-	if err := exec.Command("/usr/bin/python3", "-c", "import sklearn").Run(); err != nil {
-		t.Skipf("no independent kappa: /usr/bin/python3 cannot import sklearn (%v)", err)
-	}
+	testenv.Python(t, "sklearn")
 	script := `import sys
 from sklearn.metrics import cohen_kappa_score
 rows = [l.split(",") for l in sys.argv[1:]]

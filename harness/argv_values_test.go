@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"slices"
 	"testing"
+
+	"github.com/evalcapsule/evalcapsule/internal/testenv"
 )
 
 // Text values as a study gives them: lm-eval's key=value reading types them.
@@ -140,10 +142,7 @@ func TestArgvBadJSON(t *testing.T) {
 // parsing (argvPythonScript), and checks the values against what the spec
 // means and against the Go model.
 func TestArgvPython(t *testing.T) {
-	const py = "/usr/bin/python3"
-	if _, err := os.Stat(py); err != nil {
-		t.Skipf("%s is not installed: only the Go model of lm-eval's parsing checks the argvs", py)
-	}
+	py := testenv.Python(t)
 	type item struct {
 		name string
 		v    Version

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/evalcapsule/evalcapsule/internal/testenv"
 )
 
 // fixtures is the folder of real lm-eval outputs shared with the project.
@@ -319,10 +321,7 @@ func formatHex(f float64) string {
 // python runs Debian's Python (not whatever python3 is on PATH).
 func python(t testing.TB, script, stdin string) string {
 	t.Helper()
-	const py = "/usr/bin/python3"
-	if _, err := os.Stat(py); err != nil {
-		t.Fatalf("%s is missing: CI must install Debian's python3", py)
-	}
+	py := testenv.Python(t)
 	cmd := exec.Command(py, "-c", script)
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.Output()
@@ -331,3 +330,6 @@ func python(t testing.TB, script, stdin string) string {
 	}
 	return string(out)
 }
+
+// TestMain lists the parts outside Go that tests skipped for.
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/internal/testenv"
 )
 
 // reply is a fake command's result. hang makes it block until its
@@ -436,9 +437,7 @@ func TestCaptureEnvironmentWritesOnlyInsideDir(t *testing.T) {
 // nvidia-smi is absent (CI, the build machine) the record must say so; on a
 // GPU machine it must list the GPUs and save the raw outputs.
 func TestCaptureEnvironmentReal(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Fatalf("python3 is not on PATH (%v): CI must install it", err)
-	}
+	testenv.Python(t) // CaptureEnvironment runs the python3 on PATH: Debian's, where it is installed
 	dir := t.TempDir()
 	env, err := harness.CaptureEnvironment(context.Background(), dir, harness.CaptureOptions{Timeout: 2 * time.Minute})
 	if err != nil {

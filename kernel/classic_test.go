@@ -21,22 +21,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalcapsule/evalcapsule/internal/testenv"
 	"github.com/evalcapsule/evalcapsule/kernel"
 )
 
 // classicNotebook is Debian's jupyter-notebook package, the classic
 // Notebook 6.4.
 const classicNotebook = "/usr/bin/jupyter-notebook"
-
-// skipOrFail skips the test, or fails it under CI, which installs what
-// it needs.
-func skipOrFail(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatal(why + ": CI must install it")
-	}
-	t.Skip(why)
-}
 
 // classicProbe is the Notebook's custom.js during the test: it lays the
 // whole notebook out in the window (the Notebook scrolls inside a
@@ -96,20 +87,9 @@ const classicW, classicH = 1280, 16000
 // whose only output is Markdown, as the kernel's outputs were, must be
 // caught as blank.
 func TestQuickstartInClassicNotebook(t *testing.T) {
-	browser := ""
-	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if _, err := os.Stat(p); err == nil {
-			browser = p
-			break
-		}
-	}
-	if browser == "" {
-		skipOrFail(t, "chromium is missing (Debian's chromium package)")
-	}
-	if _, err := os.Stat(classicNotebook); err != nil {
-		skipOrFail(t, "the classic Notebook is missing (Debian's jupyter-notebook package)")
-	}
-	j := requireJupyter(t) // the kernel the Notebook starts for the notebook
+	browser := testenv.Command(t, "chromium")
+	testenv.Command(t, "jupyter-notebook") // classicNotebook
+	j := requireJupyter(t)                 // the kernel the Notebook starts for the notebook
 
 	in, err := os.ReadFile("../notebooks/quickstart.ipynb")
 	if err != nil {

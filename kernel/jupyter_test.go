@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/evalcapsule/evalcapsule/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,14 +16,10 @@ import (
 
 // These tests drive the kernel through Debian's Jupyter: the conformance
 // suite (python3-jupyter-kernel-test), jupyter_client, and nbconvert on
-// every notebook under notebooks/. They fail, not skip, without those
-// packages: CI installs them (see jupyterPackages).
+// every notebook under notebooks/. Without those packages they skip, naming
+// the apt line (internal/testenv), and fail under CI, which installs them.
 
 const debianPython = "/usr/bin/python3"
-
-// jupyterPackages are the Debian packages the tests need, installed with
-// apt-get install --no-install-recommends.
-const jupyterPackages = "jupyter-client python3-jupyter-client jupyter-nbconvert python3-nbconvert python3-nbclient python3-jupyter-kernel-test python3-ipykernel"
 
 // jupyterEnv is a kernel built from this tree and installed into a
 // temporary Jupyter data directory, shared by the tests of one run.
@@ -40,7 +37,7 @@ var (
 
 // TestMain removes the built kernel when the tests are done.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := testenv.Main(m)
 	if envVal != nil {
 		os.RemoveAll(envVal.root)
 	}
@@ -49,17 +46,8 @@ func TestMain(m *testing.M) {
 
 func requireJupyter(t *testing.T) *jupyterEnv {
 	t.Helper()
-	if _, err := os.Stat(debianPython); err != nil {
-		t.Fatalf("%s not found (%v): CI must install Debian's Jupyter: apt-get install -y --no-install-recommends %s", debianPython, err, jupyterPackages)
-	}
-	out, err := exec.Command(debianPython, "-c", "import jupyter_client, jupyter_kernel_test, nbconvert, nbclient, ipykernel").CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s cannot import Jupyter's modules (%v): CI must install Debian's packages: apt-get install -y --no-install-recommends %s\n%s",
-			debianPython, err, jupyterPackages, out)
-	}
-	if _, err := os.Stat("/usr/bin/jupyter"); err != nil {
-		t.Fatalf("/usr/bin/jupyter not found: CI must install Debian's packages: apt-get install -y --no-install-recommends %s", jupyterPackages)
-	}
+	testenv.Python(t, "jupyter_client", "jupyter_kernel_test", "nbconvert", "nbclient", "ipykernel")
+	testenv.Command(t, "jupyter")
 	envOnce.Do(func() { envVal, envErr = buildEnv() })
 	if envErr != nil {
 		t.Fatal(envErr)

@@ -20,20 +20,15 @@ import (
 	"testing"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/internal/testenv"
 	"github.com/evalcapsule/evalcapsule/study"
 )
 
-// chromium returns Debian's headless Chromium; the report tests fail, not
-// skip, without it.
+// chromium returns Debian's headless Chromium; without it the report
+// tests skip (fail under CI).
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	t.Fatal("chromium is missing: CI must install Debian's chromium package")
-	return ""
+	return testenv.Command(t, "chromium")
 }
 
 func headless(t *testing.T, args ...string) []byte {
@@ -341,3 +336,6 @@ func withStyle(css string) func(string) string {
 		return strings.Replace(p, "</head>", "<style>"+css+"</style></head>", 1)
 	}
 }
+
+// TestMain lists the parts outside Go that tests skipped for.
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }

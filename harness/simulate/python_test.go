@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/evalcapsule/evalcapsule/internal/testenv"
 )
 
 // debianPython is the interpreter the byte-format tests compare against:
@@ -18,9 +20,7 @@ const debianPython = "/usr/bin/python3"
 // missing interpreter is a failure, not a skip.
 func runPython(t testing.TB, script string, stdin []byte, args ...string) string {
 	t.Helper()
-	if _, err := os.Stat(debianPython); err != nil {
-		t.Fatalf("%s is required to check the Python byte format: %v", debianPython, err)
-	}
+	testenv.Python(t)
 	cmd := exec.Command(debianPython, append([]string{"-c", script}, args...)...)
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Env = append(os.Environ(), "PYTHONIOENCODING=utf-8", "PYTHONHASHSEED=0")
@@ -37,3 +37,6 @@ func pythonVersion(t testing.TB) string {
 	t.Helper()
 	return strings.TrimSpace(runPython(t, "import platform; print(platform.python_version())", nil))
 }
+
+// TestMain lists the parts outside Go that tests skipped for.
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strconv"
 	"testing"
+
+	"github.com/evalcapsule/evalcapsule/internal/testenv"
 )
 
 // debianPython is the interpreter the cross-checks run. It is Debian's
@@ -18,13 +20,11 @@ import (
 const debianPython = "/usr/bin/python3"
 
 // runPython runs script with Debian's Python and returns its standard
-// output. It fails the test, rather than skipping it, when the interpreter is
-// missing: these comparisons are the evidence that the port is exact.
+// output. A missing interpreter skips the test, and fails it under CI:
+// these comparisons are the evidence that the port is exact.
 func runPython(t *testing.T, script string) []byte {
 	t.Helper()
-	if _, err := os.Stat(debianPython); err != nil {
-		t.Fatalf("%s not found (%v): CI must install Debian's python3 package (apt-get install -y python3)", debianPython, err)
-	}
+	testenv.Python(t)
 	cmd := exec.Command(debianPython, "-c", script)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -203,3 +203,6 @@ func BenchmarkChoices1000(b *testing.B) {
 		buf = r.Choices(1000, 1000, buf)
 	}
 }
+
+// TestMain lists the parts outside Go that tests skipped for.
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }

@@ -15,6 +15,8 @@ import (
 	"unicode"
 
 	"github.com/dlclark/regexp2"
+
+	"github.com/evalcapsule/evalcapsule/internal/testenv"
 )
 
 // pythonPath is Debian's interpreter: stdlib only, a fixed version (3.11),
@@ -144,9 +146,7 @@ type pyResponse struct {
 // runPython runs pyScript on req with /usr/bin/python3.
 func runPython(t *testing.T, req *pyRequest) *pyResponse {
 	t.Helper()
-	if _, err := os.Stat(pythonPath); err != nil {
-		t.Fatalf("%s not found (%v): the differential tests compare against CPython's re; CI must install python3 (Debian's python3 package)", pythonPath, err)
-	}
+	testenv.Python(t)
 	dir := t.TempDir()
 	reqPath := filepath.Join(dir, "request.json")
 	data, err := json.Marshal(req)
@@ -717,3 +717,6 @@ func equalStrings(a, b []string) bool {
 	}
 	return true
 }
+
+// TestMain lists the parts outside Go that tests skipped for.
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }

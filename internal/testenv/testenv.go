@@ -1,0 +1,285 @@
+// Package testenv finds the parts outside Go that some tests need
+// (Debian's /usr/bin/python3 and its modules, chromium, Jupyter, podman,
+// ...). A test asks for a part with [Python] or [Command]; when the part
+// is missing the test skips with one line naming it and how to install
+// it, or fails with that line when the environment variable CI is set
+// (.ci/run sets it and installs everything). A package's TestMain calls
+// [Main], which prints after the tests one line listing the parts its
+// tests skipped for, and nothing when none was missing.
+//
+// EVALCAPSULE_TESTENV_HIDE, a comma-separated list of part names
+// (EVALCAPSULE_TESTENV_HIDE=chromium,python3-sklearn; python3 hides the
+// interpreter and all its modules), makes those parts count as missing,
+// to see how the tests behave without them.
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Interpreter is the reference Python of the differential tests: Debian's
+// /usr/bin/python3, not whatever python3 is first on PATH.
+const Interpreter = "/usr/bin/python3"
+
+// modules are the Debian packages of the Python modules tests import,
+// by module name.
+var modules = map[string]string{
+	"numpy":               "python3-numpy",
+	"scipy":               "python3-scipy",
+	"sklearn":             "python3-sklearn",
+	"junitparser":         "python3-junitparser",
+	"jupyter_client":      "python3-jupyter-client",
+	"nbconvert":           "python3-nbconvert",
+	"nbclient":            "python3-nbclient",
+	"jupyter_kernel_test": "python3-jupyter-kernel-test",
+	"ipykernel":           "python3-ipykernel",
+}
+
+// program is where a command is looked for and how it is installed.
+type program struct {
+	paths   []string // absolute paths tried in order; none: the name on PATH
+	env     string   // a variable that names the program, when set
+	install string
+}
+
+// programs are the commands tests run, by the name tests ask for.
+var programs = map[string]program{
+	"python3":          {paths: []string{Interpreter}, install: "apt install python3"},
+	"chromium":         {paths: []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"}, install: "apt install chromium"},
+	"jupyter":          {paths: []string{"/usr/bin/jupyter"}, install: "apt install jupyter-core jupyter-nbconvert"},
+	"jupyter-notebook": {paths: []string{"/usr/bin/jupyter-notebook"}, install: "apt install jupyter-notebook"},
+	"podman":           {install: "apt install podman"},
+	"buildah":          {install: "apt install buildah"},
+	"runc":             {install: "apt install runc"},
+	"skopeo":           {env: "EVALCAPSULE_SKOPEO", install: "apt install skopeo"},
+	"oras":             {env: "EVALCAPSULE_ORAS", install: "go install oras.land/oras/cmd/oras@v1.3.6"},
+	"sbatch":           {install: "apt install slurm-client"},
+	"jq":               {install: "apt install jq"},
+}
+
+var (
+	mu      sync.Mutex
+	skipped = map[string]string{} // part name: install line
+	imports = map[string]bool{}   // module: /usr/bin/python3 imports it
+)
+
+// hidden reports whether EVALCAPSULE_TESTENV_HIDE names part.
+func hidden(part string) bool {
+	return slices.Contains(strings.Split(os.Getenv("EVALCAPSULE_TESTENV_HIDE"), ","), part)
+}
+
+// Install is the command that installs part, "" for a part unknown here.
+func Install(part string) string {
+	if p, ok := programs[part]; ok {
+		return p.install
+	}
+	if strings.HasPrefix(part, "python3-") {
+		return "apt install " + part
+	}
+	return ""
+}
+
+// Python returns Debian's /usr/bin/python3 once it imports every module
+// named; otherwise the test skips (fails under CI) naming the Debian
+// packages that are missing.
+func Python(t testing.TB, module ...string) string {
+	t.Helper()
+	py := Command(t, "python3")
+	var missing, unimported []string
+	for _, m := range module {
+		pkg := modules[m]
+		if pkg == "" {
+			pkg = "python3-" + m
+		}
+		if !hidden(pkg) && importable(py, m) {
+			continue
+		}
+		unimported = append(unimported, m)
+		if !slices.Contains(missing, pkg) {
+			missing = append(missing, pkg)
+		}
+	}
+	if len(missing) > 0 {
+		parts := make([]part, len(missing))
+		for i, pkg := range missing {
+			parts[i] = part{pkg, "apt install " + pkg}
+		}
+		lack(t, parts, Interpreter+" cannot import "+strings.Join(unimported, ", "))
+	}
+	return py
+}
+
+// importable reports whether py imports module, asking once per module.
+func importable(py, module string) bool {
+	mu.Lock()
+	ok, asked := imports[module]
+	mu.Unlock()
+	if !asked {
+		ok = exec.Command(py, "-c", "import "+module).Run() == nil
+		mu.Lock()
+		imports[module] = ok
+		mu.Unlock()
+	}
+	return ok
+}
+
+// Command returns the path of the program tests know as name (one of
+// python3, chromium, jupyter, jupyter-notebook, podman, buildah, runc,
+// skopeo, oras, sbatch, jq); missing, the test skips (fails under CI)
+// saying how to install it. skopeo and oras may be named by
+// EVALCAPSULE_SKOPEO and EVALCAPSULE_ORAS.
+func Command(t testing.TB, name string) string {
+	t.Helper()
+	p, ok := programs[name]
+	if !ok {
+		t.Fatalf("testenv: no part named %q", name)
+	}
+	path, found := Find(name)
+	if !found {
+		where := name + " is not on PATH"
+		if len(p.paths) > 0 {
+			where = "no " + strings.Join(p.paths, " or ")
+		}
+		if p.env != "" && os.Getenv(p.env) != "" {
+			where = p.env + "=" + os.Getenv(p.env) + " is no program"
+		}
+		lack(t, []part{{name, p.install}}, where)
+	}
+	return path
+}
+
+// Find returns the path of the program tests know as name, and whether
+// it is here (not hidden by EVALCAPSULE_TESTENV_HIDE).
+func Find(name string) (string, bool) {
+	p, ok := programs[name]
+	if !ok || hidden(name) {
+		return "", false
+	}
+	if p.env != "" && os.Getenv(p.env) != "" {
+		path, err := exec.LookPath(os.Getenv(p.env))
+		return path, err == nil
+	}
+	for _, c := range p.paths {
+		if st, err := os.Stat(c); err == nil && !st.IsDir() {
+			return c, true
+		}
+	}
+	if len(p.paths) > 0 {
+		return "", false
+	}
+	path, err := exec.LookPath(name)
+	return path, err == nil
+}
+
+// part is one missing part and how to install it.
+type part struct{ name, install string }
+
+// Missing returns the one line a test says when part (a name [Command]
+// knows, or a Debian python3-* package) is missing. Under CI it is an
+// error, to fail with; otherwise part is recorded for [Main]'s summary,
+// and the caller skips with the line. It serves callers that cannot
+// skip through a testing.TB, such as testscript conditions.
+func Missing(name string) (string, error) {
+	p := []part{{name, Install(name)}}
+	line := missingLine(p, "")
+	if os.Getenv("CI") != "" {
+		return "", fmt.Errorf("%s", line+ciNote)
+	}
+	record(p)
+	return line, nil
+}
+
+const ciNote = " (CI is set: a missing part fails the test)"
+
+func missingLine(parts []part, detail string) string {
+	var names, installs []string
+	for _, p := range parts {
+		names = append(names, p.name)
+		installs = append(installs, strings.TrimPrefix(p.install, "apt install "))
+	}
+	verb := "is"
+	if len(parts) > 1 {
+		verb = "are"
+	}
+	line := strings.Join(names, ", ") + " " + verb + " missing"
+	if detail != "" {
+		line += " (" + detail + ")"
+	}
+	install := parts[0].install
+	if strings.HasPrefix(install, "apt install ") {
+		install = "apt install " + strings.Join(installs, " ")
+	}
+	if install == "" {
+		return line
+	}
+	return line + ": " + install
+}
+
+// lack skips t, or fails it under CI, with one line naming the parts.
+func lack(t testing.TB, parts []part, detail string) {
+	t.Helper()
+	line := missingLine(parts, detail)
+	if os.Getenv("CI") != "" {
+		t.Fatal(line + ciNote)
+	}
+	record(parts)
+	t.Skip(line)
+}
+
+func record(parts []part) {
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range parts {
+		skipped[p.name] = p.install
+	}
+}
+
+// Summary is the line [Main] prints: the parts tests skipped for, each
+// with its install command, or "" when none was missing.
+func Summary() string {
+	mu.Lock()
+	defer mu.Unlock()
+	if len(skipped) == 0 {
+		return ""
+	}
+	var names []string
+	for n := range skipped {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for i, n := range names {
+		if in := skipped[n]; in != "" {
+			names[i] += " (" + in + ")"
+		}
+	}
+	return "skipped for missing parts: " + strings.Join(names, ", ")
+}
+
+// Runner runs a package's tests: a *testing.M.
+type Runner interface{ Run() int }
+
+// Main runs the tests and then prints [Summary] when it is not empty. A
+// TestMain ends with os.Exit(testenv.Main(m)).
+func Main(m Runner) int {
+	return Wrap(m).Run()
+}
+
+// Wrap is m whose Run prints [Summary] after the tests, for a TestMain
+// that hands m on (testscript.Main).
+func Wrap(m Runner) Runner { return summarized{m} }
+
+type summarized struct{ m Runner }
+
+func (s summarized) Run() int {
+	code := s.m.Run()
+	if line := Summary(); line != "" {
+		fmt.Println(line)
+	}
+	return code
+}
