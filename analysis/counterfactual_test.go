@@ -2,27 +2,20 @@ package analysis_test
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/internal/fixtures"
 )
 
 // lmEvalFixtures is the folder of real lm-eval outputs shared with the
-// project; tests fail when it is missing, as the package's other tests do.
+// project; tests skip when it is missing, unless CI (internal/fixtures).
 func lmEvalFixtures(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs("../../shared/fixtures/lm-eval")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("the real lm-eval fixtures are missing (%v): CI must check out ../shared next to the repository", err)
-	}
-	return dir
+	return fixtures.Dir(t, "lm-eval")
 }
 
 // reportedResult is what a results file says of metric,filter of a task.

@@ -2,26 +2,19 @@ package analysis
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/evalcapsule/evalcapsule/harness"
+	testfixtures "github.com/evalcapsule/evalcapsule/internal/fixtures"
 )
 
 // fixtures is the folder of real lm-eval outputs shared with the project.
-// Tests fail (not skip) when it is missing: CI must provide it.
+// Tests skip when it is missing, unless CI (see package internal/fixtures).
 func fixtures(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs("../../shared/fixtures/lm-eval")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("the real lm-eval fixtures are missing (%v): CI must check out ../shared next to the repository", err)
-	}
-	return dir
+	return testfixtures.Dir(t, "lm-eval")
 }
 
 func rescorePaths(t *testing.T, paths ...string) *RescoreReport {

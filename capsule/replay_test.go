@@ -19,6 +19,7 @@ import (
 	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/harness/simulate"
+	"github.com/evalcapsule/evalcapsule/internal/fixtures"
 	"github.com/evalcapsule/evalcapsule/study"
 	"github.com/klauspost/compress/zstd"
 	"github.com/opencontainers/go-digest"
@@ -334,13 +335,9 @@ func (r a100Runner) Run(ctx context.Context, dir string, progress func(harness.P
 // and CUDA it ran with, the packed side unknown; the environment alone
 // does not fail it.
 func TestReplayRerunListsEnvironment(t *testing.T) {
-	path, _ := filepath.Abs("../../shared/fixtures/nvidia-smi/telegraf-a100-sxm4-v12.xml")
-	smi, err := os.ReadFile(path)
+	smi, err := os.ReadFile(filepath.Join(fixtures.Dir(t, "nvidia-smi"), "telegraf-a100-sxm4-v12.xml"))
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the real nvidia-smi fixtures are missing: %v", err)
-		}
-		t.Skipf("the real nvidia-smi fixtures are missing: %v", err)
+		t.Fatal(err)
 	}
 	c := sweptCapsule(t)
 	rep, err := capsule.Replay(context.Background(), c, capsule.ReplayOptions{Runner: a100Runner{simulate.Runner{Effects: simulate.DefaultEffects()}, smi}, RunnerKind: "simulated"})

@@ -10,20 +10,16 @@ import (
 	"testing"
 
 	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/internal/fixtures"
 )
 
 // smiFixture reads one of the real nvidia-smi captures shared with the
-// project (see SOURCE.md there). Tests fail, not skip, when it is missing:
-// CI must check out ../shared next to the repository.
+// project (see package internal/fixtures: skipped when missing, unless CI).
 func smiFixture(t testing.TB, name string) []byte {
 	t.Helper()
-	path, err := filepath.Abs(filepath.Join("../../shared/fixtures/nvidia-smi", name))
+	b, err := os.ReadFile(filepath.Join(fixtures.Dir(t, "nvidia-smi"), name))
 	if err != nil {
 		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("the real nvidia-smi fixtures are missing (%v): CI must check out ../shared next to the repository", err)
 	}
 	return b
 }

@@ -10,21 +10,15 @@ import (
 	"strings"
 	"testing"
 
+	testfixtures "github.com/evalcapsule/evalcapsule/internal/fixtures"
 	"github.com/evalcapsule/evalcapsule/internal/testenv"
 )
 
 // fixtures is the folder of real lm-eval outputs shared with the project.
-// Tests fail (not skip) when it is missing: CI must provide it.
+// Tests skip when it is missing, unless CI (see package internal/fixtures).
 func fixtures(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs("../../shared/fixtures/lm-eval")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("the real lm-eval fixtures are missing (%v): CI must check out ../shared next to the repository", err)
-	}
-	return dir
+	return testfixtures.Dir(t, "lm-eval")
 }
 
 func readAll(t *testing.T, f SampleFile) []*Sample {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/internal/fixtures"
 	"github.com/evalcapsule/evalcapsule/study"
 )
 
@@ -15,16 +16,9 @@ import (
 // test skips without them (fails under CI).
 func smiEnvironment(t *testing.T, name string) *harness.Environment {
 	t.Helper()
-	path, err := filepath.Abs(filepath.Join("../../shared/fixtures/nvidia-smi", name))
+	b, err := os.ReadFile(filepath.Join(fixtures.Dir(t, "nvidia-smi"), name))
 	if err != nil {
 		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the real nvidia-smi fixtures are missing: %v", err)
-		}
-		t.Skipf("the real nvidia-smi fixtures are missing: %v", err)
 	}
 	x, err := harness.ParseNvidiaSmiXML(b)
 	if err != nil {

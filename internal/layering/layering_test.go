@@ -16,7 +16,7 @@ const module = "github.com/evalcapsule/evalcapsule"
 // it), from the bottom up: a package may import packages of its own layer
 // or of layers below, never above.
 var layers = [][]string{
-	{"internal/pynum", "internal/buildinfo", "internal/quote", "internal/htmltest", "internal/testenv", "internal/layering", "examples", "notebooks", "images"},
+	{"internal/pynum", "internal/buildinfo", "internal/quote", "internal/htmltest", "internal/testenv", "internal/fixtures", "internal/layering", "examples", "notebooks", "images"},
 	{"harness"},
 	{"analysis"},
 	{"study"},
@@ -38,6 +38,7 @@ var foreign = []string{
 var only = map[string][]string{
 	"internal/pynum":          nil,
 	"internal/buildinfo":      nil,
+	"internal/fixtures":       nil,
 	"capsule/internal/layout": {"github.com/opencontainers/image-spec/", "github.com/opencontainers/go-digest"},
 }
 

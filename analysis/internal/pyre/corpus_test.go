@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/evalcapsule/evalcapsule/internal/fixtures"
 )
 
 // lmEvalPatterns are the regex_pattern values lm-eval's task configs use,
@@ -113,10 +115,7 @@ var realisticInputs = []string{
 // files under /work/shared/fixtures (resps and filtered_resps strings).
 func fixtureTexts(t testing.TB) []string {
 	t.Helper()
-	root := filepath.Join("..", "..", "..", "..", "shared", "fixtures", "lm-eval")
-	if _, err := os.Stat(root); err != nil {
-		t.Fatalf("lm-eval fixtures missing (%v): the differential corpus needs the real sample files under %s", err, root)
-	}
+	root := fixtures.Dir(t, "lm-eval")
 	seen := map[string]bool{}
 	var texts []string
 	files := 0
