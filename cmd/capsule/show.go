@@ -23,7 +23,7 @@ type showOptions struct {
 }
 
 func newShowCmd(io streams) *cobra.Command {
-	opts := showOptions{doc: -1}
+	var opts showOptions
 	cmd := &cobra.Command{
 		Use:   "show RUN_A [RUN_B] --task TASK --doc N",
 		Short: "Show one document of a task in one or two runs, side by side",
@@ -45,7 +45,7 @@ output cannot act on the terminal.
 			if opts.task == "" {
 				return &usageError{errors.New("--task is required")}
 			}
-			if opts.doc < 0 {
+			if !cmd.Flags().Changed("doc") || opts.doc < 0 {
 				return &usageError{errors.New("--doc is required: the doc_id to show, 0 or more")}
 			}
 			return runShow(cmd.Context(), opts, args, io)
@@ -54,7 +54,7 @@ output cannot act on the terminal.
 	f := cmd.Flags()
 	f.BoolVar(&opts.json, "json", false, "print the document's fields as JSON")
 	f.StringVar(&opts.task, "task", "", "the task whose document to show (required)")
-	f.IntVar(&opts.doc, "doc", -1, "the doc_id to show (required)")
+	f.IntVar(&opts.doc, "doc", 0, "the doc_id to show (required)")
 	return cmd
 }
 

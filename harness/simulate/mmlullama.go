@@ -83,7 +83,7 @@ func (m *mmluFamily) alias(s subject) string {
 
 // mmlu_llama as _continuation_template_yaml (v0.4.9.1) defines it.
 const (
-	llamaMMLUDocToText = "Given the following question and four candidate answers (A, B, C and D), choose the best answer.\nQuestion: {{question.strip()}}\nA. {{choices[0]}}\nB. {{choices[1]}}\nC. {{choices[2]}}\nD. {{choices[3]}}\nYour response should end with \"The best answer is [the_answer_letter]\" where the [the_answer_letter] is one of A, B, C or D."
+	llamaMMLUDocToText   = "Given the following question and four candidate answers (A, B, C and D), choose the best answer.\nQuestion: {{question.strip()}}\nA. {{choices[0]}}\nB. {{choices[1]}}\nC. {{choices[2]}}\nD. {{choices[3]}}\nYour response should end with \"The best answer is [the_answer_letter]\" where the [the_answer_letter] is one of A, B, C or D."
 	llamaMMLUDocToTarget = "{{['A.','B.','C.','D.'][answer]}}"
 	llamaMMLUGenPrefix   = "The best answer is"
 	// llamaMMLUArg1 is generation_kwargs as each request logs it.

@@ -156,7 +156,7 @@ type config struct {
 	math       []*mathTask // sorted by name
 	hasGSM8K   bool        // the gsm8k task itself
 	hasMMLU    bool
-	mmlu       *mmluFamily // the MMLU group run, when hasMMLU
+	mmlu       *mmluFamily        // the MMLU group run, when hasMMLU
 	subjectAcc map[string]float64 // planted accuracy per MMLU subject
 }
 
