@@ -76,3 +76,85 @@ func TestRescore_LlamaTasks(t *testing.T) {
 		t.Errorf("9-shot gsm8k_llama: %v", err)
 	}
 }
+
+// mmlu_llama is written as lm-eval's llama3/instruct/mmlu YAMLs define it
+// (generate_until, strict_match = remove_whitespace + take_first,
+// exact_match ignoring case, punctuation, "$" and a final "."), and the
+// re-scorer re-derives every subject's and every group's number exactly
+// from the samples through the configs the results record.
+func TestRescore_LlamaMMLU(t *testing.T) {
+	for _, v := range []string{"0.4.8", "0.4.9.1", "0.4.10"} {
+		for _, chat := range []bool{false, true} {
+			out, err := simulate.Generate(t.TempDir(), simulate.Options{Seed: 3, MMLUDocsPerSubject: 12, LMEvalVersion: v,
+				Tasks: []string{"mmlu_llama"}, ChatTemplate: chat, FewshotAsMultiturn: chat})
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs, err := harness.Find(out.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := analysis.Rescore(context.Background(), outs, analysis.RescoreOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			exact, differs, nr := rep.Counts()
+			if differs+nr != 0 || exact != 57+4+1 {
+				t.Fatalf("%s chat %v: %d exact, %d differ, %d not recomputable (want 62 exact):\n%s", v, chat, exact, differs, nr, rep)
+			}
+			seen := map[string]bool{}
+			for _, c := range rep.Runs[0].Checks {
+				seen[c.Task] = true
+				if c.Metric != "exact_match" || c.Filter != "strict_match" {
+					t.Errorf("%s: %s checked as %s,%s", v, c.Task, c.Metric, c.Filter)
+				}
+				want := analysis.LevelRescored
+				if c.Task == "mmlu_llama" || c.Task == "mmlu_llama_stem" || c.Task == "mmlu_llama_other" ||
+					c.Task == "mmlu_llama_social_sciences" || c.Task == "mmlu_llama_humanities" {
+					want = analysis.LevelGroup
+				}
+				if c.Level != want {
+					t.Errorf("%s: %s %s, want %s: %s", v, c.Task, c.Level, want, c.Reason)
+				}
+				if c.Recomputed.Value <= 0 || c.Recomputed.Value >= 1 {
+					t.Errorf("%s: %s = %v: no mix of right and wrong answers", v, c.Task, c.Recomputed.Value)
+				}
+			}
+			for _, want := range []string{"mmlu_llama", "mmlu_llama_stem", "mmlu_llama_humanities", "mmlu_llama_abstract_algebra", "mmlu_llama_world_religions"} {
+				if !seen[want] {
+					t.Errorf("%s: no check of %s", v, want)
+				}
+			}
+			var aa string
+			for _, p := range out.SamplesPaths {
+				if strings.Contains(p, "samples_mmlu_llama_abstract_algebra_") {
+					b, err := os.ReadFile(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					aa = string(b)
+				}
+			}
+			// Each few-shot example ends in gen_prefix and its target: inside
+			// the one prompt, or as an assistant turn of its own.
+			shot := `The best answer is A.\n\n`
+			if chat {
+				shot = `<|assistant|>\nThe best answer is A.<|end|>`
+			}
+			for _, want := range []string{`"target": "A."`, `"target": "C."`, shot, `"arg_1": {"do_sample": false, "until": ["."], "max_gen_toks": 10}`, `"resps": [[" B"]], "filtered_resps": ["B"]`} {
+				if !strings.Contains(aa, want) {
+					t.Errorf("%s chat %v: abstract_algebra samples lack %s", v, chat, want)
+				}
+			}
+			if got := strings.Contains(aa, `<|assistant|>\nThe best answer is"`); got != chat {
+				t.Errorf("%s: chat template %v, prompts continuing the assistant's gen_prefix %v", v, chat, got)
+			}
+		}
+	}
+	if _, err := simulate.Generate(t.TempDir(), simulate.Options{Tasks: []string{"mmlu_llama"}, LMEvalVersion: "0.4.7"}); err == nil || !strings.Contains(err.Error(), "not in lm-eval 0.4.7") {
+		t.Errorf("mmlu_llama in 0.4.7: %v", err)
+	}
+	if _, err := simulate.Generate(t.TempDir(), simulate.Options{Tasks: []string{"mmlu", "mmlu_llama"}}); err == nil || !strings.Contains(err.Error(), "one at a time") {
+		t.Errorf("mmlu with mmlu_llama: %v", err)
+	}
+}

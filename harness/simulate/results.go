@@ -56,12 +56,16 @@ func stderrJSON(se float64) any {
 // save_results_aggregated), and the Scores reported in Output.
 func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 	var scores []Score
+	fam := c.mmlu
+	if fam == nil {
+		fam = mmluLoglik
+	}
 	leafMetrics := make(map[string][]metricValue, len(runs))
 	for _, run := range runs {
 		// gsm8k's exact_match items are numpy.float64 (the vendored HF
 		// metric returns np.mean); multiple-choice acc items are floats.
 		kind := pynum.Float
-		if run.leaf.math != nil {
+		if run.leaf.math != nil || fam.generative {
 			kind = pynum.Numpy
 		}
 		for i, f := range run.filters {
@@ -95,7 +99,7 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 	catLeaves := make([][]string, len(categories))
 	for _, i := range subjectOrder(c.f) {
 		s := subjects[i]
-		catLeaves[s.category] = append(catLeaves[s.category], s.task())
+		catLeaves[s.category] = append(catLeaves[s.category], fam.task(s))
 	}
 
 	type groupResult struct {
@@ -123,7 +127,7 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 			for _, n := range sizes {
 				g.n += n
 			}
-			scores = append(scores, Score{Task: name, Metric: "acc", Filter: "none", Value: g.value, Stderr: g.se, N: g.n, Group: true})
+			scores = append(scores, Score{Task: name, Metric: fam.metric, Filter: fam.filter, Value: g.value, Stderr: g.se, N: g.n, Group: true})
 			return g
 		}
 		overLeaves := func(name, alias string, leaves []string) groupResult {
@@ -142,7 +146,7 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 			// categories over their subjects, mmlu over the categories'
 			// own values, pooled stderrs and sizes.
 			for _, i := range catIdx {
-				cats[i] = overLeaves(categories[i].group, " - "+categories[i].alias043, catLeaves[i])
+				cats[i] = overLeaves(fam.category(i), " - "+categories[i].alias043, catLeaves[i])
 			}
 			var values, stderrs []float64
 			var sizes []int
@@ -151,7 +155,7 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 				stderrs = append(stderrs, cats[i].se)
 				sizes = append(sizes, cats[i].n)
 			}
-			top := pool("mmlu", "mmlu", values, stderrs, sizes, pynum.Numpy)
+			top := pool(fam.group, fam.group, values, stderrs, sizes, pynum.Numpy)
 			// Output.Scores: mmlu first, as from v0.4.4.
 			n := len(scores)
 			scores = append(scores[:n-1-len(categories)], append([]Score{scores[n-1]}, scores[n-1-len(categories):n-1]...)...)
@@ -163,9 +167,9 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 			for _, ls := range catLeaves {
 				all = append(all, ls...)
 			}
-			groups = append(groups, overLeaves("mmlu", "mmlu", all))
+			groups = append(groups, overLeaves(fam.group, fam.group, all))
 			for i := range categories {
-				cats[i] = overLeaves(categories[i].group, " - "+categories[i].alias, catLeaves[i])
+				cats[i] = overLeaves(fam.category(i), " - "+categories[i].alias, catLeaves[i])
 			}
 		}
 		groups = append(groups, cats...)
@@ -175,10 +179,10 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 	// group_alias (from the subject YAMLs) before any metric.
 	groupEntry := func(g groupResult) *object {
 		o := &object{}
-		if c.f.childrenGroups && g.name != "mmlu" {
+		if c.f.childrenGroups && g.name != fam.group {
 			o.set("alias", g.alias)
 		}
-		return o.set("acc,none", g.value).set("acc_stderr,none", stderrJSON(g.se)).set("alias", g.alias)
+		return o.set(fam.metricKey(), g.value).set(fam.metric+"_stderr,"+fam.filter, stderrJSON(g.se)).set("alias", g.alias)
 	}
 	// leafEntry is results[task]: the task_alias when the task has one
 	// (MMLU subjects), the metrics, then the alias prepare_print_tasks
@@ -192,7 +196,7 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 		if !c.f.childrenGroups || !isMath[name] {
 			o.set("alias", alias)
 		}
-		metric := "acc"
+		metric := fam.metric
 		if isMath[name] {
 			metric = "exact_match"
 		}
@@ -214,16 +218,16 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 		}
 	}
 	if c.hasMMLU {
-		results.set("mmlu", groupEntry(groups[0]))
-		groupsObj.set("mmlu", groupEntry(groups[0]))
+		results.set(fam.group, groupEntry(groups[0]))
+		groupsObj.set(fam.group, groupEntry(groups[0]))
 		cats := append([]groupResult(nil), groups[1:]...)
 		sort.Slice(cats, func(a, b int) bool { return cats[a].name < cats[b].name })
 		for _, g := range cats {
 			results.set(g.name, groupEntry(g))
 			groupsObj.set(g.name, groupEntry(g))
 			for _, s := range subjects { // sorted by name within a category
-				if categories[s.category].group == g.name {
-					results.set(s.task(), leafEntry(s.task(), "  - "+s.name))
+				if fam.category(int(s.category)) == g.name {
+					results.set(fam.task(s), leafEntry(fam.task(s), "  - "+fam.alias(s)))
 				}
 			}
 		}
@@ -245,11 +249,11 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 	var subtaskKeys []string
 	subtaskVals := map[string][]string{}
 	if c.hasMMLU {
-		subtaskKeys = append(subtaskKeys, "mmlu")
+		subtaskKeys = append(subtaskKeys, fam.group)
 		for _, i := range catIdx {
-			subtaskVals["mmlu"] = append(subtaskVals["mmlu"], categories[i].group)
-			subtaskKeys = append(subtaskKeys, categories[i].group)
-			subtaskVals[categories[i].group] = catLeaves[i]
+			subtaskVals[fam.group] = append(subtaskVals[fam.group], fam.category(i))
+			subtaskKeys = append(subtaskKeys, fam.category(i))
+			subtaskVals[fam.category(i)] = catLeaves[i]
 		}
 	}
 	for i := len(c.math) - 1; i >= 0; i-- {
@@ -278,7 +282,11 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 			configs.set(n, mathConfig(c, t))
 		} else {
 			for i := range subjects {
-				if subjects[i].task() == n {
+				switch {
+				case fam.task(subjects[i]) != n:
+				case fam.generative:
+					configs.set(n, llamaMMLUConfig(c, subjects[i]))
+				default:
 					configs.set(n, mmluConfig(c, subjects[i]))
 				}
 			}
@@ -288,8 +296,12 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 
 	versions, nshot, hib := &object{}, &object{}, &object{}
 	isGroup := map[string]bool{}
+	groupVersion := map[string]int{fam.group: fam.groupVersion()}
 	for _, g := range groups {
 		isGroup[g.name] = true
+	}
+	for i := range categories {
+		groupVersion[fam.category(i)] = fam.categoryVersion(i)
 	}
 	for _, n := range allNames {
 		switch {
@@ -297,15 +309,15 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 			// Groups have a version from v0.4.4 (the group YAML's
 			// metadata); v0.4.3 records versions of tasks only.
 			if !c.f.childrenGroups {
-				versions.set(n, 2)
+				versions.set(n, groupVersion[n])
 			}
-			hib.set(n, (&object{}).set("acc", true))
+			hib.set(n, (&object{}).set(fam.metric, true))
 		case isMath[n]:
 			versions.set(n, mathTaskNamed(n).taskVersion(c))
 			hib.set(n, (&object{}).set("exact_match", true))
 		default:
-			versions.set(n, c.f.mmluVersion)
-			hib.set(n, (&object{}).set("acc", true))
+			versions.set(n, fam.taskVersion(c))
+			hib.set(n, (&object{}).set(fam.metric, true))
 		}
 	}
 	shots := leafNames
@@ -316,7 +328,7 @@ func buildResults(c *config, runs []*taskRun) (*object, []Score) {
 		shots = allNames
 	}
 	for _, n := range shots {
-		if n == "mmlu" {
+		if n == fam.group {
 			nshot.set(n, 0)
 		} else {
 			nshot.set(n, c.numFewshot)

@@ -57,7 +57,10 @@ type Options struct {
 	// Tasks to run: any of "gsm8k", "gsm8k_cot_llama", "gsm8k_llama" (the
 	// same problems under each task's prompt, answer phrase and filters)
 	// and "mmlu" (the 57 subject tasks, the four category groups and the
-	// mmlu group). Default gsm8k and mmlu.
+	// mmlu group) or "mmlu_llama" (the same subjects and questions under
+	// Meta's generative prompt: mmlu_llama_<subject>, its category groups
+	// and the mmlu_llama group; from lm-eval v0.4.8). Default gsm8k and
+	// mmlu.
 	Tasks []string
 	// GSM8KDocs is the number of test documents of each GSM8K task
 	// (default 1319).
@@ -153,6 +156,7 @@ type config struct {
 	math       []*mathTask // sorted by name
 	hasGSM8K   bool        // the gsm8k task itself
 	hasMMLU    bool
+	mmlu       *mmluFamily        // the MMLU group run, when hasMMLU
 	subjectAcc map[string]float64 // planted accuracy per MMLU subject
 }
 
@@ -243,8 +247,14 @@ func (o Options) resolve() (*config, error) {
 			continue
 		}
 		seen[t] = true
-		if t == "mmlu" {
-			c.hasMMLU = true
+		if fam := mmluFamilyNamed(t); fam != nil {
+			if c.mmlu != nil {
+				return nil, fmt.Errorf("simulate: tasks %s and %s in one run are not simulated: run them one at a time", c.mmlu.group, t)
+			}
+			if v := fam.sinceVersion(); c.f.version.Less(v) {
+				return nil, fmt.Errorf("simulate: task %s is not in lm-eval %s (it came with v%s)", t, c.LMEvalVersion, v)
+			}
+			c.hasMMLU, c.mmlu = true, fam
 			continue
 		}
 		m := mathTaskNamed(t)
@@ -262,7 +272,7 @@ func (o Options) resolve() (*config, error) {
 	}
 	sort.Slice(c.math, func(i, j int) bool { return c.math[i].name < c.math[j].name })
 	if c.hasMMLU && c.numFewshot > 5 {
-		return nil, fmt.Errorf("simulate: %d-shot MMLU: each subject has only 5 dev examples", c.numFewshot)
+		return nil, fmt.Errorf("simulate: %d-shot %s: each subject has only 5 dev examples", c.numFewshot, c.mmlu.group)
 	}
 	// lm-eval sorts the task names, then loads them through a ChainMap,
 	// which reverses them: "gsm8k,mmlu" evaluates mmlu first. v0.4.3 also
@@ -275,7 +285,7 @@ func (o Options) resolve() (*config, error) {
 			if c.MMLUDocsPerSubject > 0 && c.MMLUDocsPerSubject < n {
 				n = c.MMLUDocsPerSubject
 			}
-			c.leaves = append(c.leaves, leafTask{name: subjects[i].task(), subject: &subjects[i], docs: n})
+			c.leaves = append(c.leaves, leafTask{name: c.mmlu.task(subjects[i]), subject: &subjects[i], docs: n})
 		}
 	}
 	for i := len(c.math) - 1; i >= 0; i-- { // reversed, as the ChainMap does
@@ -292,7 +302,7 @@ func (o Options) resolve() (*config, error) {
 
 // TaskNames are the tasks the simulator writes, sorted.
 func TaskNames() []string {
-	names := []string{"mmlu"}
+	names := []string{"mmlu", "mmlu_llama"}
 	for _, t := range mathTasks {
 		names = append(names, t.name)
 	}

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -136,6 +137,8 @@ func (w *lineWriter) writeTask(c *config, l leafTask, tmp string) (*taskRun, err
 	var run *taskRun
 	if l.math != nil {
 		run, err = w.writeGSM8K(c, l)
+	} else if c.mmlu.generative {
+		run, err = w.writeLlamaMMLU(c, l)
 	} else {
 		run, err = w.writeMMLU(c, l)
 	}
@@ -370,4 +373,60 @@ func appendLLPair(dst []byte, ll float64, greedy bool) []byte {
 		return append(dst, `", "True"]`...)
 	}
 	return append(dst, `", "False"]`...)
+}
+
+// writeLlamaMMLU writes a subject of mmlu_llama: the questions of mmlu's
+// subject task (same streams), one generate_until request each, the
+// response filtered by strict_match (remove_whitespace, take_first).
+func (w *lineWriter) writeLlamaMMLU(c *config, l leafTask) (*taskRun, error) {
+	s := *l.subject
+	acc := c.subjectAcc[s.name]
+	run := &taskRun{leaf: l, metric: "exact_match", filters: []string{"strict_match"}}
+	items := make([]float64, 0, l.docs)
+	var docHash []byte
+	for id := 0; id < l.docs; id++ {
+		d := newMMLUDoc(stream(c.DataSeed, "mmlu_"+s.name, id), s)
+		prompt := llamaMMLUPrompt(c, s, &d)
+		target := d.llamaTarget()
+		resp := llamaMMLURespond(stream(c.Seed, "model/"+l.name, id), d.answer, acc)
+		filtered := strings.TrimLeftFunc(resp, pyIsSpace)
+		em := llamaExactMatch(filtered, target)
+		items = append(items, em)
+
+		w.scratch = d.appendIndent2(w.scratch[:0])
+		w.docHash.Reset()
+		w.docHash.Write(w.scratch)
+		docHash = sumHex(docHash[:0], w.docHash)
+
+		b := w.line[:0]
+		b = append(b, `{"doc_id": `...)
+		b = strconv.AppendInt(b, int64(id), 10)
+		b = append(b, `, "doc": `...)
+		b = d.appendCompact(b)
+		b = append(b, `, "target": `...)
+		b = pynum.AppendString(b, target)
+		b = append(b, `, "arguments": {"gen_args_0": {"arg_0": `...)
+		b = pynum.AppendString(b, prompt)
+		b = append(b, `, "arg_1": `...)
+		b = append(b, llamaMMLUArg1...)
+		b = append(b, `}}, "resps": [[`...)
+		b = pynum.AppendString(b, resp)
+		b = append(b, `]], "filtered_resps": [`...)
+		b = pynum.AppendString(b, filtered)
+		b = append(b, ']')
+		if c.f.filterField {
+			b = append(b, `, "filter": "strict_match", "metrics": ["exact_match"]`...)
+		}
+		b = w.appendHashes(b, docHash, hexSHA256(prompt), hexSHA256(target))
+		b = append(b, `, "exact_match": `...)
+		b = pynum.AppendRepr(b, em)
+		b = append(b, "}\n"...)
+		w.line = b
+		if _, err := w.bw.Write(b); err != nil {
+			return nil, err
+		}
+		run.lines++
+	}
+	run.items = append(run.items, items)
+	return run, nil
 }
