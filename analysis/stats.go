@@ -566,14 +566,16 @@ func ClusteredStderr(xs []float64, clusters []string, finiteCorrection bool) flo
 // Averages is what MacroMicro returns: the two ways benchmarks with
 // sub-tasks (MMLU's 57 subjects) are averaged, each with its standard error.
 type Averages struct {
-	K int // clusters (subjects)
-	N int // items over all clusters
+	K int `json:"k"` // clusters (subjects)
+	N int `json:"n"` // items over all clusters
 	// Macro is the unweighted mean of the cluster values, what model cards
 	// usually report for MMLU; MacroStderr = sqrt(Σ_k SE_k²)/K.
-	Macro, MacroStderr float64
+	Macro       float64 `json:"macro"`
+	MacroStderr float64 `json:"macro_stderr"`
 	// Micro is the size-weighted mean, equal to the mean over all items;
 	// MicroStderr = sqrt(Σ_k n_k² SE_k²)/N.
-	Micro, MicroStderr float64
+	Micro       float64 `json:"micro"`
+	MicroStderr float64 `json:"micro_stderr"`
 }
 
 // MacroMicro averages per-cluster values (e.g. per-subject accuracies) with

@@ -83,7 +83,9 @@ type demoResult struct {
 }
 
 type demoChecks struct {
-	Exact, Differ, NotRecomputable int
+	Exact           int `json:"exact"`
+	Differ          int `json:"differ"`
+	NotRecomputable int `json:"not_recomputable"`
 }
 
 type demoClaim struct {
