@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/evalcapsule/evalcapsule/internal/testenv"
 	"io"
 	"log"
 	"net"
@@ -42,9 +43,7 @@ const interopTimeout = 2 * time.Minute
 // needIntegration skips the test unless EVALCAPSULE_INTEGRATION is set.
 func needIntegration(t *testing.T) {
 	t.Helper()
-	if os.Getenv("EVALCAPSULE_INTEGRATION") == "" {
-		t.Skip("EVALCAPSULE_INTEGRATION is not set: the interoperability tests need the oras and skopeo programs and a registry (.ci/run sets them up)")
-	}
+	testenv.Integration(t, "the oras and skopeo programs and a registry")
 }
 
 // interopTool finds an external program: the path in env when set, else

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/evalcapsule/evalcapsule/internal/testenv"
 	"io"
 	"io/fs"
 	"log"
@@ -526,7 +527,7 @@ func startDistribution(t *testing.T) *testRegistry {
 		if os.Getenv("EVALCAPSULE_INTEGRATION") != "" {
 			t.Fatal("EVALCAPSULE_INTEGRATION is set but EVALCAPSULE_REGISTRY is not: start a registry with .ci/registry-up.sh DIR PORT and set EVALCAPSULE_REGISTRY=127.0.0.1:PORT")
 		}
-		t.Skip("EVALCAPSULE_REGISTRY is not set: no distribution registry (.ci/registry-up.sh DIR PORT starts one)")
+		testenv.Integration(t, "a distribution registry named by EVALCAPSULE_REGISTRY (.ci/registry-up.sh DIR PORT starts one)")
 	}
 	if !usePlainHTTP(addr, false) {
 		t.Fatalf("EVALCAPSULE_REGISTRY=%s is not on loopback", addr)

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/evalcapsule/evalcapsule/internal/testenv"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -1026,9 +1027,7 @@ func TestBuildScriptUsage(t *testing.T) {
 // binary's own. It needs buildah, podman (with the CONTAINERS_CONF .ci/run
 // writes) and a C toolchain with a static glibc.
 func TestCapsuleImageRuns(t *testing.T) {
-	if os.Getenv("EVALCAPSULE_INTEGRATION") == "" {
-		t.Skip("needs buildah and podman set up by .ci/run (EVALCAPSULE_INTEGRATION)")
-	}
+	testenv.Integration(t, "buildah and podman with runc")
 	for _, tool := range []string{"go", "buildah", "podman"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s not found on PATH: the integration tests need it", tool)

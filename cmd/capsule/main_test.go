@@ -70,7 +70,11 @@ func TestScripts(t *testing.T) {
 				return lmEval != "", nil
 			case "integration":
 				// Set by .ci/run once Slurm, podman and the registry are up.
-				return os.Getenv("EVALCAPSULE_INTEGRATION") != "", nil
+				if os.Getenv("EVALCAPSULE_INTEGRATION") == "" {
+					testenv.NoteIntegration()
+					return false, nil
+				}
+				return true, nil
 			}
 			if part, ok := strings.CutPrefix(cond, "missing:"); ok {
 				// [missing:python3] skip: the part is absent (under CI an

@@ -1,6 +1,8 @@
 package simulate_test
 
 import (
+	"github.com/evalcapsule/evalcapsule/internal/fixtures"
+
 	"context"
 	"encoding/json"
 	"os"
@@ -148,11 +150,8 @@ func TestExecutor_PinnedVersion(t *testing.T) {
 // and config key orders, and the same config values where they do not
 // depend on the model or the dataset copy.
 func TestVersion043_MatchesRealFile(t *testing.T) {
-	real := filepath.Join("..", "..", "..", "shared", "fixtures", "lm-eval", "harness-pr2809-mmlu-groups",
+	real := filepath.Join(fixtures.Dir(t, "lm-eval"), "harness-pr2809-mmlu-groups",
 		"results-0.4.3", "google__gemma-2-2b", "results_2025-03-06T19-20-09.274097.json")
-	if _, err := os.Stat(real); err != nil {
-		t.Skipf("the shared lm-eval fixtures are not here: %v", err)
-	}
 	out, err := simulate.Generate(t.TempDir(), simulate.Options{Tasks: []string{"mmlu"}, MMLUDocsPerSubject: 2, LMEvalVersion: "0.4.3"})
 	if err != nil {
 		t.Fatal(err)

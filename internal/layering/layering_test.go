@@ -38,7 +38,7 @@ var foreign = []string{
 var only = map[string][]string{
 	"internal/pynum":          nil,
 	"internal/buildinfo":      nil,
-	"internal/fixtures":       nil,
+	"internal/fixtures":       {"github.com/evalcapsule/evalcapsule/internal/testenv"},
 	"capsule/internal/layout": {"github.com/opencontainers/image-spec/", "github.com/opencontainers/go-digest"},
 }
 

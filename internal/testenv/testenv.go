@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -280,6 +281,84 @@ func (s summarized) Run() int {
 	code := s.m.Run()
 	if line := Summary(); line != "" {
 		fmt.Println(line)
+		toTerminal(line)
 	}
 	return code
+}
+
+// toTerminal writes line to the controlling terminal, if there is one:
+// go test ./... shows a passing package's output only with -v, so a user
+// at a terminal would otherwise never see what was skipped. The line
+// names the package, since it appears before go test's "ok" line.
+func toTerminal(line string) {
+	if os.Getenv("EVALCAPSULE_TESTENV_QUIET") != "" || testing.Verbose() {
+		return
+	}
+	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+	if err != nil {
+		return
+	}
+	defer tty.Close()
+	pkg := ""
+	if wd, err := os.Getwd(); err == nil {
+		if root, err := moduleRoot(wd); err == nil {
+			if rel, err := filepath.Rel(root, wd); err == nil {
+				pkg = "./" + filepath.ToSlash(rel) + ": "
+			}
+		}
+	}
+	fmt.Fprintln(tty, pkg+line)
+}
+
+// moduleRoot is the folder above dir holding go.mod.
+func moduleRoot(dir string) (string, error) {
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", os.ErrNotExist
+		}
+		dir = up
+	}
+}
+
+// IntegrationEnv switches the integration suite on: the tests that need
+// the services .ci/run starts (a registry, Slurm, podman with runc).
+const IntegrationEnv = "EVALCAPSULE_INTEGRATION"
+
+// integrationPart is how the summary names the integration suite.
+var integrationPart = part{"the integration suite", IntegrationEnv + "=1 with the services .ci/run starts"}
+
+// Integration skips t unless EVALCAPSULE_INTEGRATION is set, saying in
+// one line what the test needs; the summary lists the integration suite.
+// Under CI it fails instead: CI must run every test.
+func Integration(t testing.TB, needs string) {
+	t.Helper()
+	if os.Getenv(IntegrationEnv) != "" {
+		return
+	}
+	line := IntegrationEnv + " is not set: this test needs " + needs + " (.ci/run starts them)"
+	if os.Getenv("CI") != "" {
+		t.Fatal(line + ciNote)
+	}
+	record([]part{integrationPart})
+	t.Skip(line)
+}
+
+// NoteIntegration records that tests were skipped without the integration
+// suite, for callers that skip by other means (testscript conditions).
+func NoteIntegration() { record([]part{integrationPart}) }
+
+// Lack skips t (fails it under CI) with line, and lists name with its
+// install hint in the summary: for parts that are not programs or Python
+// modules, such as the fixtures.
+func Lack(t testing.TB, name, install, line string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatal(line + ciNote)
+	}
+	record([]part{{name, install}})
+	t.Skip(line)
 }

@@ -89,7 +89,7 @@ func TestSkipOrFailModule(t *testing.T) {
 		t.Errorf("without CI: no summary naming python3-sklearn:\n%s", out)
 	}
 	out, code = child(t, "TestHiddenModule", true)
-	if code != 1 || !strings.Contains(out, "--- FAIL: TestHiddenModule") || !strings.Contains(out, "apt install python3-sklearn") {
+	if code != 1 || !strings.Contains(out, "--- FAIL: TestHiddenModule") || !strings.Contains(out, "python3-sklearn") || !strings.Contains(out, "apt install ") {
 		t.Errorf("with CI: exit %d, want a failure naming python3-sklearn:\n%s", code, out)
 	}
 }
@@ -114,5 +114,34 @@ func TestEveryPartInstalls(t *testing.T) {
 		if !strings.HasPrefix(p.install, "apt install ") && !strings.HasPrefix(p.install, "go install ") {
 			t.Errorf("%s: install %q is no apt or go install line", name, p.install)
 		}
+	}
+}
+
+func TestIntegrationChild(t *testing.T) {
+	if os.Getenv("TESTENV_CHILD") == "" {
+		t.Skip("run by TestIntegrationSkip")
+	}
+	Integration(t, "a registry")
+	t.Log("integration on")
+}
+
+// TestIntegrationSkip: without EVALCAPSULE_INTEGRATION an integration test
+// skips saying what it needs, and the summary lists the integration suite;
+// under CI it fails.
+func TestIntegrationSkip(t *testing.T) {
+	t.Setenv(IntegrationEnv, "")
+	out, code := child(t, "TestIntegrationChild", false)
+	if code != 0 || !strings.Contains(out, "--- SKIP: TestIntegrationChild") || !strings.Contains(out, "this test needs a registry") ||
+		!strings.Contains(out, "skipped for missing parts: the integration suite (EVALCAPSULE_INTEGRATION=1") {
+		t.Errorf("without CI: exit %d, want a skip and a summary naming the integration suite:\n%s", code, out)
+	}
+	out, code = child(t, "TestIntegrationChild", true)
+	if code != 1 || !strings.Contains(out, "--- FAIL: TestIntegrationChild") {
+		t.Errorf("with CI: exit %d, want a failure:\n%s", code, out)
+	}
+	t.Setenv(IntegrationEnv, "1")
+	out, code = child(t, "TestIntegrationChild", false)
+	if code != 0 || !strings.Contains(out, "integration on") {
+		t.Errorf("with %s=1: exit %d, want the test to run:\n%s", IntegrationEnv, code, out)
 	}
 }
