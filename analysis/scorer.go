@@ -49,6 +49,10 @@ type taskScorer struct {
 
 	metrics       []metricSpec
 	customProcess bool // process_results is a task-specific Python function
+	// process is the customProcess re-implemented (truthfulqa.go), and
+	// sumRule the summation of CPython's sum() it uses.
+	process knownProcess
+	sumRule Summation
 	exact         map[string]*exactMatch
 	exactErr      error
 	// goldMemo caches normalized references: each doc's target is scored
@@ -79,6 +83,9 @@ func newTaskScorer(task string, cfg harness.Value, rules versionRules) *taskScor
 	}
 	if pr, ok := cfg.Get("process_results"); ok && pr.Kind != harness.Null {
 		ts.customProcess = true
+		if pr.Kind == harness.String {
+			ts.process = processOf(pr.Str)
+		}
 	}
 	if ml, ok := cfg.Get("metric_list"); ok && ml.Kind == harness.List {
 		for i, m := range ml.List {
@@ -210,6 +217,10 @@ type perDoc struct {
 	value float64
 	kind  PyKind
 	pair  []float64 // f1/mcc items: (gold, pred)
+	// libmTol, when not 0, is how far the value may move when the C
+	// library's exp or log it passes through rounds otherwise on another
+	// platform (one ulp of each operand that came out of them).
+	libmTol float64
 }
 
 // lineResult is what rescoring one samples line produced.
@@ -299,6 +310,9 @@ func (ts *taskScorer) rescoreGenerate(s *harness.Sample, filter string, dc *docC
 		res.filtered = append(res.filtered, out.list...)
 	}
 	res.filteredOK = true
+	if ts.process == processTruthfulQAGen {
+		return ts.rescoreProcessGen(res, first, dc, want)
+	}
 	if ts.customProcess {
 		res.unsupported = fmt.Sprintf("configs[%q].process_results is a task-specific function", ts.task)
 		return res
@@ -489,6 +503,9 @@ func (ts *taskScorer) rescoreLoglikelihood(s *harness.Sample, filter, outType st
 		lls[i], greedy[i] = ll, g
 	}
 	res.filteredOK = true
+	if ts.process == processTruthfulQAMC2 || ts.process == processTruthfulQAMC2Split {
+		return ts.rescoreProcessMC2(res, lls, dc, want)
+	}
 	if ts.customProcess {
 		res.unsupported = fmt.Sprintf("configs[%q].process_results is a task-specific function", ts.task)
 		return res

@@ -22,5 +22,9 @@ func Square(x float64) float64 { return float64(C.pow(C.double(x), 2)) }
 // Exp is Python's math.exp: the C library's exp(x).
 func Exp(x float64) float64 { return float64(C.exp(C.double(x))) }
 
+// Log is Python's math.log of a positive finite float: the C library's
+// log(x).
+func Log(x float64) float64 { return float64(C.log(C.double(x))) }
+
 // LibmExact reports whether Square and Exp are the C library's.
 const LibmExact = true

@@ -14,5 +14,8 @@ func Square(x float64) float64 { return float64(x * x) }
 // Exp is Python's math.exp; without cgo, Go's math.Exp.
 func Exp(x float64) float64 { return math.Exp(x) }
 
+// Log is Python's math.log; without cgo, Go's math.Log.
+func Log(x float64) float64 { return math.Log(x) }
+
 // LibmExact reports whether Square and Exp are the C library's.
 const LibmExact = false
