@@ -164,8 +164,8 @@ type runState struct {
 	// and log this machine cannot call (see libmSlack).
 	otherLibm bool
 	scorers   map[string]*taskScorer
-	tasks   map[string]*taskAcc
-	warns   []string
+	tasks     map[string]*taskAcc
+	warns     []string
 	// fileErrs are the files of the output that cannot be read, in the
 	// order found; badTasks the tasks whose samples file is one of them.
 	fileErrs []fileErr
@@ -319,8 +319,8 @@ type metricAcc struct {
 	recCount    int
 	// libm counts the values within one ulp of the logged one on a run
 	// whose C library differs (libmSlack); libmFirst is the first.
-	libm      int
-	libmFirst DocDiff
+	libm        int
+	libmFirst   DocDiff
 	unsupported string
 	diffs       int
 	diffList    []DocDiff

@@ -51,10 +51,10 @@ type taskScorer struct {
 	customProcess bool // process_results is a task-specific Python function
 	// process is the customProcess re-implemented (truthfulqa.go), and
 	// sumRule the summation of CPython's sum() it uses.
-	process knownProcess
-	sumRule Summation
-	exact         map[string]*exactMatch
-	exactErr      error
+	process  knownProcess
+	sumRule  Summation
+	exact    map[string]*exactMatch
+	exactErr error
 	// goldMemo caches normalized references: each doc's target is scored
 	// once per filter. A scorer serves one samples file, on one goroutine.
 	goldMemo map[string]string
