@@ -161,7 +161,7 @@ type runState struct {
 	pyRules []Summation
 	numpy   NumpyReduce
 	// otherLibm: the run's platform (macOS) has a C library whose exp
-	// and log this machine cannot call (see libmSlack).
+	// and log this machine cannot call (see perDoc.libmTol).
 	otherLibm bool
 	scorers   map[string]*taskScorer
 	tasks     map[string]*taskAcc
@@ -318,7 +318,7 @@ type metricAcc struct {
 	recKind     PyKind
 	recCount    int
 	// libm counts the values within one ulp of the logged one on a run
-	// whose C library differs (libmSlack); libmFirst is the first.
+	// whose C library differs (perDoc.libmTol); libmFirst is the first.
 	libm        int
 	libmFirst   DocDiff
 	unsupported string
@@ -480,7 +480,7 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 				lf, ok := logged.Float()
 				same = ok && logged.Kind != harness.String && math.Float64bits(lf) == math.Float64bits(pd.value)
 				rec = harness.FormatFloat(pd.value, pd.kind == PyInt)
-				if !same && ok && pd.libmTol > 0 && st.otherLibm && logged.Kind == harness.Number && math.Abs(lf-pd.value) <= pd.libmTol {
+				if !same && ok && pd.libmTol > 0 && (st.otherLibm || pd.anyPlatform) && logged.Kind == harness.Number && math.Abs(lf-pd.value) <= pd.libmTol {
 					// Kept as logged, and counted in the reason.
 					same = true
 					m.recomputed[len(m.recomputed)-1] = lf
@@ -716,7 +716,7 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 	}
 	if m.libm > 0 {
 		d := m.libmFirst
-		notes = append(notes, fmt.Sprintf("per-doc %s is within the rounding of exp/log (an ulp of each operand) but not identical on %d of %d lines (first: line %d doc_id %d: logged %s, recomputed %s): the run's C library (macOS) rounds exp/log otherwise than this machine's; those lines are aggregated as logged", m.name, m.libm, m.recCount, d.Line, d.DocID, d.Logged, d.Recomputed))
+		notes = append(notes, fmt.Sprintf("per-doc %s is within the rounding of exp/log (an ulp of each operand) but not identical on %d of %d lines (first: line %d doc_id %d: logged %s, recomputed %s): the run's exp/log (a macOS C library, or numpy's own SIMD exp) round otherwise than this machine's C library; those lines are aggregated as logged", m.name, m.libm, m.recCount, d.Line, d.DocID, d.Logged, d.Recomputed))
 	}
 	var items []float64
 	var pairs [][]float64

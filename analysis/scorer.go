@@ -221,6 +221,9 @@ type perDoc struct {
 	// library's exp or log it passes through rounds otherwise on another
 	// platform (one ulp of each operand that came out of them).
 	libmTol float64
+	// anyPlatform: the tolerance holds on every platform (numpy's own
+	// exp), not only on one whose C library differs from this one's.
+	anyPlatform bool
 }
 
 // lineResult is what rescoring one samples line produced.

@@ -147,11 +147,17 @@ func truthfulQAGen(completion string, dc *docContext, rule Summation, want []str
 	return out, nil
 }
 
+// mc2Tol is how far process_results_mc2's value may move when np.exp
+// rounds otherwise than the C library's exp: numpy has its own SIMD exp on
+// AVX512F machines, which differs in the last bit for about a quarter of
+// the arguments. Each probability then moves by an ulp; their normalised
+// sum by about an ulp per choice.
+func mc2Tol(v float64, choices int) float64 { return float64(choices+1) * ulp(v) }
+
 // truthfulQAMC2 is process_results_mc2's acc from the log-likelihoods of
 // the choices: the probability mass of the true answers, normalised over
 // all choices. np.exp is taken as the C library's exp, as numpy calls it
-// on machines without AVX512F (its own SIMD exp elsewhere may differ in the
-// last bit).
+// on machines without AVX512F; see mc2Tol for the others.
 func truthfulQAMC2(lls []float64, dc *docContext, split bool) (float64, error) {
 	v, ok := dc.field("mc2_targets")
 	if !ok || v.Kind != harness.Object {
@@ -246,10 +252,7 @@ func (ts *taskScorer) rescoreProcessMC2(res lineResult, lls []float64, dc *docCo
 			res.err = err.Error()
 			return res
 		}
-		// Each probability may be an ulp off; their normalised sum then
-		// moves by about an ulp per choice.
-		tol := float64(len(lls)+1) * ulp(v)
-		res.values = append(res.values, perDoc{name: n, value: v, kind: NumpyFloat, libmTol: tol})
+		res.values = append(res.values, perDoc{name: n, value: v, kind: NumpyFloat, libmTol: mc2Tol(v, len(lls)), anyPlatform: true})
 	}
 	return res
 }

@@ -33,6 +33,7 @@ const Interpreter = "/usr/bin/python3"
 var modules = map[string]string{
 	"numpy":               "python3-numpy",
 	"scipy":               "python3-scipy",
+	"regex":               "python3-regex",
 	"sklearn":             "python3-sklearn",
 	"junitparser":         "python3-junitparser",
 	"jupyter_client":      "python3-jupyter-client",

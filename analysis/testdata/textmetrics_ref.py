@@ -1,0 +1,163 @@
+"""Reference formulas for analysis/sacrebleu.go, rouge.go and truthfulqa.go.
+
+sacrebleu and rouge-score are not packaged by Debian, so this script writes
+out, with Debian's python3, python3-regex and python3-numpy, the computation
+each library performs for lm-eval's truthfulqa (sacrebleu 2.x corpus_bleu of
+one pair with tokenize="intl", smooth_method="exp", no effective order;
+rouge-score 0.1.2 RougeScorer(["rouge1", "rouge2", "rougeLsum"]) without a
+stemmer, after lm-eval's " . " -> ".\n"; process_results_mc2 before and
+after lm-eval PR #2768, with the C library's exp and with numpy's). Python's own str.split, str.lower, re, regex,
+math.exp/log and sum() decide the bits, which is what the Go port must match.
+
+stdin: one JSON object per line, {"hyp", "ref"} or {"lls", "labels"};
+stdout: one line per input, the results as float.hex().
+"""
+import collections
+import json
+import math
+import re
+import sys
+
+import numpy as np
+import regex
+
+INTL = [
+    (regex.compile(r"(\P{N})(\p{P})"), r"\1 \2 "),
+    (regex.compile(r"(\p{P})(\P{N})"), r" \1 \2"),
+    (regex.compile(r"(\p{S})"), r" \1 "),
+]
+
+
+def intl(line):
+    for pat, rep in INTL:
+        line = pat.sub(rep, line)
+    return " ".join(line.split())
+
+
+def ngrams(line):
+    toks = line.split()
+    c = collections.Counter()
+    for n in range(1, 5):
+        for i in range(len(toks) - n + 1):
+            c[tuple(toks[i:i + n])] += 1
+    return c, len(toks)
+
+
+def bleu(hyp, ref):
+    h, hl = ngrams(intl(hyp.rstrip()))
+    r, rl = ngrams(intl(ref.rstrip()))
+    correct, total = [0] * 4, [0] * 4
+    for g, c in h.items():
+        total[len(g) - 1] += c
+        if g in r:
+            correct[len(g) - 1] += min(c, r[g])
+    bp = 1.0
+    if hl < rl:
+        bp = math.exp(1 - rl / hl) if hl > 0 else 0.0
+    if not any(correct):
+        return 0.0
+    prec = [0.0] * 4
+    smooth = 1.0
+    for n in range(4):
+        if total[n] == 0:
+            break
+        if correct[n] == 0:
+            smooth *= 2
+            prec[n] = 100.0 / (smooth * total[n])
+        else:
+            prec[n] = 100.0 * correct[n] / total[n]
+    logs = [-9999999999 if p == 0.0 else math.log(p) for p in prec]
+    return bp * math.exp(sum(logs) / 4)
+
+
+def rtok(text):
+    text = re.sub(r"[^a-z0-9]+", " ", text.lower())
+    return [t for t in re.split(r"\s+", text) if re.match(r"^[a-z0-9]+$", t)]
+
+
+def fmeasure(p, r):
+    return 2 * p * r / (p + r) if p + r > 0 else 0.0
+
+
+def rouge_n(t, p, n):
+    tg = collections.Counter(tuple(t[i:i + n]) for i in range(len(t) - n + 1))
+    pg = collections.Counter(tuple(p[i:i + n]) for i in range(len(p) - n + 1))
+    inter = sum(min(c, pg[g]) for g, c in tg.items())
+    return fmeasure(inter / max(sum(pg.values()), 1), inter / max(sum(tg.values()), 1))
+
+
+def lcs_ind(ref, can):
+    t = [[0] * (len(can) + 1) for _ in range(len(ref) + 1)]
+    for i in range(1, len(ref) + 1):
+        for j in range(1, len(can) + 1):
+            t[i][j] = t[i - 1][j - 1] + 1 if ref[i - 1] == can[j - 1] else max(t[i - 1][j], t[i][j - 1])
+    i, j, out = len(ref), len(can), []
+    while i > 0 and j > 0:
+        if ref[i - 1] == can[j - 1]:
+            out.insert(0, i - 1)
+            i, j = i - 1, j - 1
+        elif t[i][j - 1] > t[i - 1][j]:
+            j -= 1
+        else:
+            i -= 1
+    return out
+
+
+def rouge_lsum(target, pred):
+    refs = [rtok(s) for s in target.split("\n") if len(s)]
+    cans = [rtok(s) for s in pred.split("\n") if len(s)]
+    if not refs or not cans:
+        return 0.0
+    m, n = sum(map(len, refs)), sum(map(len, cans))
+    if not m or not n:
+        return 0.0
+    cr, cc = collections.Counter(), collections.Counter()
+    for s in refs:
+        cr.update(s)
+    for s in cans:
+        cc.update(s)
+    hits = 0
+    for r in refs:
+        for i in sorted(set().union(*[lcs_ind(r, c) for c in cans])):
+            tok = r[i]
+            if cc[tok] > 0 and cr[tok] > 0:
+                hits += 1
+                cc[tok] -= 1
+                cr[tok] -= 1
+    return fmeasure(hits / n, hits / m)
+
+
+def rouge(ref, pred):
+    ref, pred = ref.replace(" . ", ".\n"), pred.replace(" . ", ".\n")
+    t, p = rtok(ref), rtok(pred)
+    return [rouge_n(t, p, 1) * 100, rouge_n(t, p, 2) * 100, rouge_lsum(ref, pred) * 100]
+
+
+def mc2(lls, labels, exp):
+    probs = exp(lls)
+    norm = probs / np.sum(probs)
+    new = np.sum(norm[np.array(labels) == 1])
+    k = list(labels).index(0)
+    pt, pf = exp(lls[:k]), exp(lls[k:])
+    pt = pt / (sum(pt) + sum(pf))
+    return [new, sum(pt)]
+
+
+def np_exp(xs):
+    # numpy's own exp: on AVX512F machines a SIMD routine that rounds
+    # otherwise than the C library's in about a quarter of the cases.
+    return np.exp(np.array(xs))
+
+
+def libm_exp(xs):
+    # The C library's exp, as numpy calls it where it has no SIMD routine.
+    return np.array([math.exp(x) for x in xs])
+
+
+for line in sys.stdin:
+    d = json.loads(line)
+    if "lls" in d:
+        vals = mc2(d["lls"], d["labels"], libm_exp) + mc2(d["lls"], d["labels"], np_exp)
+    else:
+        vals = [bleu(d["hyp"], d["ref"])] + rouge(d["ref"], d["hyp"])
+    print(" ".join(float(v).hex() for v in vals))
