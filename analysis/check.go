@@ -3,6 +3,7 @@ package analysis
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strconv"
@@ -228,6 +229,56 @@ func (r *RunReport) MarshalJSON() ([]byte, error) {
 // RescoreReport is the re-scoring of several outputs.
 type RescoreReport struct {
 	Runs []*RunReport `json:"runs"`
+	// Levels counts the checks of all runs by level: how many numbers
+	// were recomputed from the raw responses (rescored), from the logged
+	// per-doc values (reaggregated), and so on.
+	Levels LevelCounts `json:"levels"`
+}
+
+// LevelCounts counts checks by Level.
+type LevelCounts struct {
+	Rescored     int `json:"rescored"`     // per-doc values recomputed from the raw responses
+	Reaggregated int `json:"reaggregated"` // aggregated from the logged per-doc values
+	Group        int `json:"group"`        // group aggregates from the members' values
+	Record       int `json:"record"`       // settings recorded otherwise than run.json
+	None         int `json:"none"`         // nothing recomputed; the reason says why
+	Input        int `json:"input"`        // files that cannot be read
+}
+
+// CountLevels counts the checks of the runs by level.
+func CountLevels(runs []*RunReport) LevelCounts {
+	var c LevelCounts
+	for _, run := range runs {
+		for _, ch := range run.Checks {
+			switch ch.Level {
+			case LevelRescored:
+				c.Rescored++
+			case LevelReaggregated:
+				c.Reaggregated++
+			case LevelGroup:
+				c.Group++
+			case LevelRecord:
+				c.Record++
+			case LevelInput:
+				c.Input++
+			default:
+				c.None++
+			}
+		}
+	}
+	return c
+}
+
+// String is the summary line's part on levels.
+func (c LevelCounts) String() string {
+	s := fmt.Sprintf("by level: %d rescored (from the raw responses), %d reaggregated (from the logged per-doc values), %d group, %d none", c.Rescored, c.Reaggregated, c.Group, c.None)
+	if c.Record > 0 {
+		s += fmt.Sprintf(", %d record", c.Record)
+	}
+	if c.Input > 0 {
+		s += fmt.Sprintf(", %d input", c.Input)
+	}
+	return s
 }
 
 // UnmarshalJSON reads what MarshalJSON (the package function) writes,

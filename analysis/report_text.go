@@ -30,7 +30,7 @@ func (r *RescoreReport) WriteText(w io.Writer, opts TextOptions) error {
 	if errs > 0 {
 		fmt.Fprintf(&b, ", %d input errors (files that cannot be read)", errs)
 	}
-	b.WriteByte('\n')
+	fmt.Fprintf(&b, "; %s\n", CountLevels(r.Runs))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -75,6 +75,10 @@ func (run *RunReport) writeText(b *strings.Builder, opts TextOptions) {
 		notes = append(notes, fmt.Sprintf("  not recomputable, no samples logged: %s", strings.Join(unlogged, ", ")))
 	}
 	for _, c := range run.Checks {
+		if c.Status == StatusExact && strings.Contains(c.Reason, libmNote) {
+			notes = append(notes, fmt.Sprintf("  %s %s,%s (%s): %s", c.Task, c.Metric, c.Filter, c.Status, c.Reason))
+			continue
+		}
 		if c.Status == StatusExact || c.Reason == reasonNoSamples {
 			continue
 		}

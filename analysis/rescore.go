@@ -58,6 +58,7 @@ func Rescore(ctx context.Context, outs []*harness.Output, opts RescoreOptions) (
 	for _, st := range states {
 		rep.Runs = append(rep.Runs, st.report())
 	}
+	rep.Levels = CountLevels(rep.Runs)
 	return rep, nil
 }
 
@@ -254,6 +255,11 @@ func inputReason(err error) string {
 
 // otherLibmRE recognises a run on macOS in pretty_env_info.
 var otherLibmRE = regexp.MustCompile(`(?m)^OS: (macOS|Mac OSX?) `)
+
+// libmNote ends the reason of a check that kept logged per-doc values
+// within the rounding of exp/log; the text report shows such reasons even
+// when the check is exact.
+const libmNote = "those lines are aggregated as logged"
 
 // ulp is the distance from |x| to the next float away from zero.
 func ulp(x float64) float64 {
@@ -716,7 +722,7 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 	}
 	if m.libm > 0 {
 		d := m.libmFirst
-		notes = append(notes, fmt.Sprintf("per-doc %s is within the rounding of exp/log (an ulp of each operand) but not identical on %d of %d lines (first: line %d doc_id %d: logged %s, recomputed %s): the run's exp/log (a macOS C library, or numpy's own SIMD exp) round otherwise than this machine's C library; those lines are aggregated as logged", m.name, m.libm, m.recCount, d.Line, d.DocID, d.Logged, d.Recomputed))
+		notes = append(notes, fmt.Sprintf("per-doc %s is within the rounding of exp/log (an ulp of each operand) but not identical on %d of %d lines (first: line %d doc_id %d: logged %s, recomputed %s): the run's exp/log (a macOS C library, or numpy's own SIMD exp) round otherwise than this machine's C library; %s", m.name, m.libm, m.recCount, d.Line, d.DocID, d.Logged, d.Recomputed, libmNote))
 	}
 	var items []float64
 	var pairs [][]float64
