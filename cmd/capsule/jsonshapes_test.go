@@ -37,6 +37,7 @@ func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
 var jsonShapes = []jsonShape{
 	{command: "rescore", typ: typeOf[analysis.RescoreReport]()},
 	{command: "rescore --task T --regex R", typ: typeOf[analysis.CounterfactualReport]()},
+	{command: "rescore --coverage", typ: typeOf[analysis.RescoreCoverage]()},
 	{command: "scores", typ: typeOf[analysis.Uncertainties]()},
 	{command: "compare", typ: typeOf[analysis.Comparisons]()},
 	{command: "failures", typ: typeOf[analysis.FailureReport]()},

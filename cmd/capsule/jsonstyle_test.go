@@ -25,6 +25,7 @@ func TestJSONStyle(t *testing.T) {
 	printed := []any{
 		analysis.Attribution{}, analysis.Comparisons{}, analysis.FailureReport{},
 		analysis.RescoreReport{}, analysis.CounterfactualReport{}, analysis.Uncertainties{},
+		analysis.RescoreCoverage{},
 		capsule.Differences{}, capsule.Inspection{}, capsule.PackResult{},
 		capsule.ReplayReport{}, capsule.Verification{},
 		demoResult{}, showReport{}, dryRunPlan{},

@@ -21,6 +21,7 @@ type rescoreOptions struct {
 	json     bool
 	diffs    int
 	progress bool
+	coverage bool
 
 	// The counterfactual: --task with --regex.
 	task        string
@@ -80,10 +81,17 @@ the task's only filter, or strict-match). It prints both scores, the
 paired difference with its bootstrap CI, and the documents that flip each
 way. Only generative (generate_until) tasks have responses to extract from.
 
+With --coverage, rescore reads no samples: it maps the task configurations
+of the results files under PATH onto the re-scorer's own code paths and
+prints, per task and metric, how many entries would be re-scored from the
+raw responses, and what stops the others (a per-doc function or an
+aggregation not re-implemented); scripts/rescore-coverage runs it.
+
 ` + exitCodes(code{exitFailed, "some recomputed number differs from what lm-eval reported, or lm-eval recorded a setting otherwise than run.json"}, codeUsage, codeInterrupted),
 		Example: `  capsule rescore results/meta-llama__Llama-3.2-1B-Instruct/
   capsule rescore --json results/ > checks.json
   capsule rescore out/results_2025-08-07T11-42-40.066002.json
+  capsule rescore --coverage results/
   capsule rescore out/ --task gsm8k --regex 'The answer is (\-?[0-9\.\,]+)'
   capsule rescore out/ --task gsm8k --regex '(-?[$0-9.,]{2,})|(-?[0-9]+)' --group-select -1 --filter-name strict-match`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
@@ -98,8 +106,12 @@ way. Only generative (generate_until) tasks have responses to extract from.
 				return &usageError{errors.New("--task, --group-select and --filter-name ask a counterfactual: give --regex too")}
 			case opts.regex != "" && len(args) != 1:
 				return &usageError{fmt.Errorf("a counterfactual is asked of one run: got %d paths", len(args))}
+			case opts.regex != "" && opts.coverage:
+				return &usageError{errors.New("--coverage maps configurations; it does not take --regex")}
 			case opts.regex != "":
 				return runCounterfactual(cmd.Context(), opts, args[0], io)
+			case opts.coverage:
+				return runRescoreCoverage(opts, args, io)
 			}
 			opts.progress = !opts.json && isTerminal(io.err)
 			return runRescore(cmd.Context(), opts, args, io)
@@ -107,6 +119,7 @@ way. Only generative (generate_until) tasks have responses to extract from.
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.json, "json", false, "print the checks (or the counterfactual) as JSON (shape in docs/cli.md)")
+	f.BoolVar(&opts.coverage, "coverage", false, "map the task configs of the results files onto the re-scorer's code paths and print the share re-scorable from raw responses (reads no samples)")
 	f.IntVar(&opts.diffs, "diffs", 3, "show up to this many differing documents per check (flipped documents of a counterfactual)")
 	f.StringVar(&opts.task, "task", "", "counterfactual: the generative task to re-score")
 	f.StringVar(&opts.regex, "regex", "", "counterfactual: the regex (Python re syntax) applied to the task's logged responses")
