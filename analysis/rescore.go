@@ -323,6 +323,10 @@ type metricAcc struct {
 	recPairs    [][]float64
 	recKind     PyKind
 	recCount    int
+	// loggedTexts, recTexts: the (reference, prediction) items of the
+	// sacrebleu metrics (bleu, chrf, ter).
+	loggedTexts [][]string
+	recTexts    [][]string
 	// libm counts the values within one ulp of the logged one on a run
 	// whose C library differs (perDoc.libmTol); libmFirst is the first.
 	libm        int
@@ -432,6 +436,8 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 				m.logged = append(m.logged, boolFloat(v.Bool))
 			case v.Kind == harness.List && len(v.List) == 2 && isNum(v.List[0]) && isNum(v.List[1]):
 				m.loggedPairs = append(m.loggedPairs, []float64{v.List[0].Num, v.List[1].Num})
+			case v.Kind == harness.List && len(v.List) == 2 && v.List[0].Kind == harness.String && v.List[1].Kind == harness.String:
+				m.loggedTexts = append(m.loggedTexts, []string{v.List[0].Str, v.List[1].Str})
 			default:
 				if m.nonNumeric == "" {
 					m.nonNumeric = fmt.Sprintf("line %d: %s", s.Line, truncate(v.String(), 80))
@@ -476,7 +482,12 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 			logged, _ := s.Value(n)
 			var same bool
 			var rec string
-			if pd.pair != nil {
+			if pd.texts != nil {
+				m.recTexts = append(m.recTexts, pd.texts)
+				same = logged.Kind == harness.List && len(logged.List) == 2 && logged.List[0].Kind == harness.String && logged.List[1].Kind == harness.String &&
+					logged.List[0].Str == pd.texts[0] && logged.List[1].Str == pd.texts[1]
+				rec = fmt.Sprintf("[%q, %q]", pd.texts[0], pd.texts[1])
+			} else if pd.pair != nil {
 				m.recPairs = append(m.recPairs, pd.pair)
 				same = logged.Kind == harness.List && len(logged.List) == 2 && isNum(logged.List[0]) && isNum(logged.List[1]) &&
 					logged.List[0].Num == pd.pair[0] && logged.List[1].Num == pd.pair[1]
@@ -726,14 +737,15 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 	}
 	var items []float64
 	var pairs [][]float64
+	var texts [][]string
 	var kind PyKind
 	if rescored {
 		c.Level = LevelRescored
-		items, pairs, kind = m.recomputed, m.recPairs, m.recKind
+		items, pairs, kind, texts = m.recomputed, m.recPairs, m.recKind, m.recTexts
 	} else {
 		c.Level = LevelReaggregated
-		items, pairs, kind = m.logged, m.loggedPairs, m.loggedKind
-		if m.nonNumeric != "" {
+		items, pairs, kind, texts = m.logged, m.loggedPairs, m.loggedKind, m.loggedTexts
+		if m.nonNumeric != "" && texts == nil {
 			return none(fmt.Sprintf("per-doc %s is not numeric (%s)", m.name, m.nonNumeric))
 		}
 		if m.unsupported != "" {
@@ -767,6 +779,9 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 	ac := aggContext{iters: 100000, numpy: st.numpy, patch: st.version.Hi[2], metric: rm.Metric}
 	if st.res != nil {
 		ac.iters = st.res.BootstrapIters()
+	}
+	if texts != nil && (agg == "bleu" || agg == "chrf") {
+		return st.corpusCheck(c, notes, perDocDiffers, rescored, agg, texts, ac)
 	}
 	var tried []string
 	var firstVal, firstErr Number

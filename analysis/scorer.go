@@ -221,6 +221,8 @@ type perDoc struct {
 	// library's exp or log it passes through rounds otherwise on another
 	// platform (one ulp of each operand that came out of them).
 	libmTol float64
+	// texts is a sacrebleu item: (reference, prediction).
+	texts []string
 	// anyPlatform: the tolerance holds on every platform (numpy's own
 	// exp), not only on one whose C library differs from this one's.
 	anyPlatform bool
@@ -326,6 +328,14 @@ func (ts *taskScorer) rescoreGenerate(s *harness.Sample, filter string, dc *docC
 	}
 	pred := first.list[0]
 	for _, name := range want {
+		if pd, ok, why := ts.textItem(s, dc, name, pred); ok || why != "" {
+			if ok {
+				res.values = append(res.values, pd)
+			} else {
+				res.unsupported = why
+			}
+			continue
+		}
 		if name != "exact_match" {
 			res.unsupported = fmt.Sprintf("per-doc metric %q is not re-implemented", name)
 			continue

@@ -9,7 +9,14 @@ stemmer, after lm-eval's " . " -> ".\n"; process_results_mc2 before and
 after lm-eval PR #2768, with the C library's exp and with numpy's). Python's own str.split, str.lower, re, regex,
 math.exp/log and sum() decide the bits, which is what the Go port must match.
 
-stdin: one JSON object per line, {"hyp", "ref"} or {"lls", "labels"};
+It also writes out lm-eval's bleu and chrf aggregations (sacrebleu
+corpus_bleu and corpus_chrf with their defaults: tokenizer 13a; chrF
+character order 6, beta 2, no word n-grams, no epsilon smoothing) and
+lm-eval's bootstrap_stderr over them (random.Random(i) per chunk of
+resamples, rnd.choices, sample_stddev).
+
+stdin: one JSON object per line, {"hyp", "ref"}, {"lls", "labels"} or
+{"corpus": "bleu"|"chrf", "refs", "preds", "iters"};
 stdout: one line per input, the results as float.hex().
 """
 import collections
@@ -68,6 +75,108 @@ def bleu(hyp, ref):
             prec[n] = 100.0 * correct[n] / total[n]
     logs = [-9999999999 if p == 0.0 else math.log(p) for p in prec]
     return bp * math.exp(sum(logs) / 4)
+
+
+TOK13A = [
+    (re.compile(r"([\{-\~\[-\` -\&\(-\+\:-\@\/])"), r" \1 "),
+    (re.compile(r"([^0-9])([\.,])"), r"\1 \2 "),
+    (re.compile(r"([\.,])([^0-9])"), r" \1 \2"),
+    (re.compile(r"([0-9])(-)"), r"\1 \2 "),
+]
+
+
+def tok13a(line):
+    line = line.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
+    if "&" in line:
+        line = line.replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
+    line = f" {line} "
+    for pat, rep in TOK13A:
+        line = pat.sub(rep, line)
+    return " ".join(line.split())
+
+
+def bleu_stats(hyp, ref):
+    h, hl = ngrams(tok13a(hyp.rstrip()))
+    r, rl = ngrams(tok13a(ref.rstrip()))
+    correct, total = [0] * 4, [0] * 4
+    for g, c in h.items():
+        total[len(g) - 1] += c
+        if g in r:
+            correct[len(g) - 1] += min(c, r[g])
+    return [hl, rl] + correct + total
+
+
+def bleu_from_stats(st):
+    hl, rl, correct, total = st[0], st[1], st[2:6], st[6:10]
+    bp = 1.0
+    if hl < rl:
+        bp = math.exp(1 - rl / hl) if hl > 0 else 0.0
+    if not any(correct):
+        return 0.0
+    prec = [0.0] * 4
+    smooth = 1.0
+    for n in range(4):
+        if total[n] == 0:
+            break
+        if correct[n] == 0:
+            smooth *= 2
+            prec[n] = 100.0 / (smooth * total[n])
+        else:
+            prec[n] = 100.0 * correct[n] / total[n]
+    logs = [-9999999999 if p == 0.0 else math.log(p) for p in prec]
+    return bp * math.exp(sum(logs) / 4)
+
+
+def char_ngrams(line):
+    line = "".join(line.split())
+    return [collections.Counter(line[i:i + n] for i in range(len(line) - n + 1)) for n in range(1, 7)]
+
+
+def chrf_stats(hyp, ref):
+    out = []
+    for h, r in zip(char_ngrams(hyp), char_ngrams(ref)):
+        match = sum(min(c, r[g]) for g, c in h.items() if g in r)
+        out += [sum(h.values()) if r else 0, sum(r.values()), match]
+    return out
+
+
+def chrf_from_stats(st):
+    factor = 4
+    avg_p, avg_r, eff = 0.0, 0.0, 0
+    for i in range(6):
+        nh, nr, nm = st[3 * i:3 * i + 3]
+        if nh > 0 and nr > 0:
+            avg_p += nm / nh
+            avg_r += nm / nr
+            eff += 1
+    if eff:
+        avg_p /= eff
+        avg_r /= eff
+    else:
+        avg_p = avg_r = 0.0
+    if avg_p + avg_r:
+        score = (1 + factor) * avg_p * avg_r
+        score /= (factor * avg_p) + avg_r
+        return 100 * score
+    return 0.0
+
+
+def corpus(agg, items):
+    stats = [bleu_stats(p, r) if agg == "bleu" else chrf_stats(p, r) for r, p in items]
+    tot = [sum(col) for col in zip(*stats)]
+    return bleu_from_stats(tot) if agg == "bleu" else chrf_from_stats(tot)
+
+
+def bootstrap_stderr(f, xs, iters):
+    import random
+    res = []
+    chunk = min(1000, iters)
+    for i in range(iters // chunk):
+        rnd = random.Random(i)
+        for _ in range(chunk):
+            res.append(f(rnd.choices(xs, k=len(xs))))
+    mu = sum(res) / len(res)
+    return math.sqrt(sum([(x - mu) ** 2 for x in res]) / (len(res) - 1))
 
 
 def rtok(text):
@@ -156,7 +265,11 @@ def libm_exp(xs):
 
 for line in sys.stdin:
     d = json.loads(line)
-    if "lls" in d:
+    if "corpus" in d:
+        items = list(zip(d["refs"], d["preds"]))
+        f = lambda xs: corpus(d["corpus"], xs)
+        vals = [f(items), bootstrap_stderr(f, items, d["iters"])]
+    elif "lls" in d:
         vals = mc2(d["lls"], d["labels"], libm_exp) + mc2(d["lls"], d["labels"], np_exp)
     else:
         vals = [bleu(d["hyp"], d["ref"])] + rouge(d["ref"], d["hyp"])
