@@ -16,7 +16,9 @@ lm-eval's bootstrap_stderr over them (random.Random(i) per chunk of
 resamples, rnd.choices, sample_stddev).
 
 stdin: one JSON object per line, {"hyp", "ref"}, {"lls", "labels"} or
-{"corpus": "bleu"|"chrf", "refs", "preds", "iters"};
+{"corpus": "bleu"|"chrf", "refs", "preds", "iters"} or {"mc2docs": [{"lls",
+"labels"}...], "exp": "libm"|"numpy"} (the per-doc accs of the new formula,
+then lm-eval's mean and mean_stderr of them);
 stdout: one line per input, the results as float.hex().
 """
 import collections
@@ -265,7 +267,13 @@ def libm_exp(xs):
 
 for line in sys.stdin:
     d = json.loads(line)
-    if "corpus" in d:
+    if "mc2docs" in d:
+        exp = libm_exp if d["exp"] == "libm" else np_exp
+        accs = [mc2(x["lls"], x["labels"], exp)[0] for x in d["mc2docs"]]
+        mu = sum(accs) / len(accs)
+        sd = math.sqrt(sum([(x - mu) ** 2 for x in accs]) / (len(accs) - 1))
+        vals = accs + [mu, sd / math.sqrt(len(accs))]
+    elif "corpus" in d:
         items = list(zip(d["refs"], d["preds"]))
         f = lambda xs: corpus(d["corpus"], xs)
         vals = [f(items), bootstrap_stderr(f, items, d["iters"])]
