@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/internal/pynum"
 )
 
@@ -177,6 +179,27 @@ func TestRescoreTruthfulQAMC2(t *testing.T) {
 			if ch.Task == "truthfulqa_mc2" && (ch.Status != StatusDiffers || len(ch.DocDiffs) == 0 || ch.DocDiffs[0].DocID != 5) {
 				t.Errorf("edited log-likelihood: %s: %s (%+v)", ch.Status, ch.Reason, ch.DocDiffs)
 			}
+		}
+	}
+}
+
+// BenchmarkRescoreTruthfulQAGen re-scores the real 817-document
+// truthfulqa_gen run: 13 references per document on average, each scored
+// with sentence BLEU and ROUGE-1/2/Lsum, then the 12 aggregates and their
+// stderrs.
+func BenchmarkRescoreTruthfulQAGen(b *testing.B) {
+	dir := filepath.Join(fixtures(b), "harness-pr3032-truthfulqa-gen-gptneo125m", "results")
+	outs, err := harness.Find(filepath.Join(dir, "truthfulqa_gen_neo125_2025-05-31T13-51-32.759677.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		rep, err := Rescore(context.Background(), outs, RescoreOptions{Workers: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Levels.Rescored != 12 {
+			b.Fatalf("%+v", rep.Levels)
 		}
 	}
 }
