@@ -48,7 +48,9 @@ v0.4.0 to v0.4.13 is read.
 Each check has a level:
   rescored      per-doc values recomputed from the raw responses through the
                 task's filters (regex, take_first, majority_vote, ...) and
-                metric (exact_match, acc, acc_norm, ...), then aggregated
+                metric (exact_match, acc, acc_norm, ..., sacrebleu bleu/chrf,
+                truthfulqa's BLEU/ROUGE and mc2; docs/rescoring.md lists
+                them), then aggregated
   reaggregated  value and stderr recomputed from the logged per-doc values
                 (metrics whose per-doc function is not re-implemented)
   group         a group's value and pooled stderr from its members' values
