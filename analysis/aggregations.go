@@ -191,7 +191,7 @@ func aggregateItems(agg string, items []float64, pairs [][]float64, kind PyKind,
 		}
 		return Num(-wm / math.Ln2), NA, why, nil
 	case "bleu", "chrf", "ter":
-		return val, se, "", fmt.Errorf("aggregation %s is sacrebleu's corpus score, which is not re-implemented", agg)
+		return val, se, "", fmt.Errorf("aggregation %s is sacrebleu's corpus score of (reference, prediction) items; the per-doc values are not such items", agg)
 	case "bypass":
 		return Num(999), NA, why, nil
 	}

@@ -780,7 +780,7 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 	if st.res != nil {
 		ac.iters = st.res.BootstrapIters()
 	}
-	if texts != nil && (agg == "bleu" || agg == "chrf") {
+	if texts != nil && (agg == "bleu" || agg == "chrf" || agg == "ter") {
 		return st.corpusCheck(c, notes, perDocDiffers, rescored, agg, texts, ac)
 	}
 	var tried []string

@@ -140,7 +140,7 @@ func (ts *taskScorer) probe(metric, filter string) (Level, string) {
 	case "f1", "matthews_corrcoef", "weighted_perplexity", "bits_per_byte":
 		items, pairs = nil, [][]float64{{0, 1}, {1, 1}}
 	}
-	if agg == "bleu" || agg == "chrf" {
+	if agg == "bleu" || agg == "chrf" || agg == "ter" {
 		return level, why // corpusCheck, on (reference, prediction) items
 	}
 	if _, _, _, _, err := aggregateWith(agg, items, pairs, PyFloat, aggContext{iters: 0, rule: Naive, metric: metric}); err != nil && strings.Contains(err.Error(), "re-implemented") {

@@ -91,7 +91,8 @@ func TestCoverageIssue19Tasks(t *testing.T) {
 		{`{"output_type": "multiple_choice", "metric_list": [{"metric": "f1", "aggregation": "<function macro_f1 at 0x7f>"}]}`, "f1", LevelNone},
 		{`{"output_type": "generate_until", "metric_list": [{"metric": "bleu"}]}`, "bleu", LevelRescored},
 		{`{"output_type": "generate_until", "metric_list": [{"metric": "chrf"}]}`, "chrf", LevelRescored},
-		{`{"output_type": "generate_until", "metric_list": [{"metric": "ter"}]}`, "ter", LevelNone},
+		{`{"output_type": "generate_until", "metric_list": [{"metric": "ter"}]}`, "ter", LevelRescored},
+		{`{"output_type": "generate_until", "metric_list": [{"metric": "brier_score"}]}`, "brier_score", LevelNone},
 		{`{"output_type": "multiple_choice", "metric_list": [{"metric": "acc"}]}`, "acc", LevelRescored},
 	} {
 		ts := newTaskScorer("t", cfg(c.cfg), versionRules{emptyTupleFallback: true})

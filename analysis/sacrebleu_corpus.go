@@ -8,11 +8,12 @@ import (
 	"github.com/evalcapsule/evalcapsule/harness"
 )
 
-// lm-eval's bleu and chrf aggregations: sacrebleu.corpus_bleu(preds, refs)
-// and corpus_chrf(preds, refs) with sacrebleu's defaults (BLEU: tokenizer
-// 13a, exp smoothing, no effective order; chrF: character order 6, no word
-// n-grams, beta 2, no epsilon smoothing, whitespace dropped) over the
-// (reference, prediction) items of the documents, one reference each.
+// lm-eval's bleu, chrf and ter aggregations: sacrebleu.corpus_bleu(preds,
+// refs), corpus_chrf and corpus_ter with sacrebleu's defaults (BLEU:
+// tokenizer 13a, exp smoothing, no effective order; chrF: character order
+// 6, no word n-grams, beta 2, no epsilon smoothing, whitespace dropped; TER:
+// lowercased, see ter.go) over the (reference, prediction) items of the
+// documents, one reference each.
 
 var (
 	re13aSymbols = regexp.MustCompile(`([\{-\~\[-\` + "`" + ` -\&\(-\+\:-\@\/])`)
@@ -43,19 +44,24 @@ func tokenize13a(line string) string {
 // corpusScorer scores resamples of the items of one corpus metric from
 // per-item statistics computed once.
 type corpusScorer struct {
-	bleu  []bleuStats
-	chrf  [][chrfOrder][3]int
-	isBLE bool
-	rule  Summation
+	agg  string
+	bleu []bleuStats
+	chrf [][chrfOrder][3]int
+	ter  [][2]int // edits, reference length
+	rule Summation
 }
 
 func newCorpusScorer(agg string, refs, preds []string, rule Summation) *corpusScorer {
-	cs := &corpusScorer{isBLE: agg == "bleu", rule: rule}
+	cs := &corpusScorer{agg: agg, rule: rule}
 	for i := range preds {
-		if cs.isBLE {
+		switch agg {
+		case "bleu":
 			cs.bleu = append(cs.bleu, segmentBLEUStats(tokenize13a(pyRstrip(preds[i])), []string{tokenize13a(pyRstrip(refs[i]))}))
-		} else {
+		case "chrf":
 			cs.chrf = append(cs.chrf, chrfStats(preds[i], refs[i]))
+		default:
+			e, l := translationEditRate(terTokenize(pyRstrip(preds[i])), terTokenize(pyRstrip(refs[i])))
+			cs.ter = append(cs.ter, [2]int{e, l})
 		}
 	}
 	return cs
@@ -63,7 +69,7 @@ func newCorpusScorer(agg string, refs, preds []string, rule Summation) *corpusSc
 
 // score is the corpus score of the items idx (all of them when nil).
 func (cs *corpusScorer) score(idx []int) float64 {
-	n := len(cs.bleu) + len(cs.chrf)
+	n := len(cs.bleu) + len(cs.chrf) + len(cs.ter)
 	at := func(k int) int {
 		if idx == nil {
 			return k
@@ -73,7 +79,17 @@ func (cs *corpusScorer) score(idx []int) float64 {
 	if idx != nil {
 		n = len(idx)
 	}
-	if cs.isBLE {
+	if cs.agg == "ter" {
+		// sum_of_lists: an int total of edits, a float one of lengths
+		// (integers, so exact).
+		edits, refLen := 0, 0.0
+		for k := 0; k < n; k++ {
+			edits += cs.ter[at(k)][0]
+			refLen += float64(cs.ter[at(k)][1])
+		}
+		return terScore(edits, refLen)
+	}
+	if cs.agg == "bleu" {
 		var st bleuStats
 		for k := 0; k < n; k++ {
 			st.add(cs.bleu[at(k)])
@@ -188,8 +204,8 @@ func (ts *taskScorer) textItem(s *harness.Sample, dc *docContext, name, pred str
 	return perDoc{name: name, texts: []string{golds[0], pred}}, true, ""
 }
 
-// corpusCheck ends a check whose aggregation is sacrebleu's corpus BLEU or
-// chrF over (reference, prediction) items: the value of all items, and
+// corpusCheck ends a check whose aggregation is sacrebleu's corpus BLEU,
+// chrF or TER over (reference, prediction) items: the value of all items, and
 // lm-eval's bootstrap stderr (min(bootstrap_iters, 100) resamples, each a
 // corpus score).
 func (st *runState) corpusCheck(c Check, notes []string, perDocDiffers, rescored bool, agg string, texts [][]string, ac aggContext) Check {

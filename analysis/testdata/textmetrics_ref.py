@@ -10,13 +10,14 @@ after lm-eval PR #2768, with the C library's exp and with numpy's). Python's own
 math.exp/log and sum() decide the bits, which is what the Go port must match.
 
 It also writes out lm-eval's bleu and chrf aggregations (sacrebleu
-corpus_bleu and corpus_chrf with their defaults: tokenizer 13a; chrF
-character order 6, beta 2, no word n-grams, no epsilon smoothing) and
+corpus_bleu, corpus_chrf and corpus_ter with their defaults: tokenizer 13a;
+chrF character order 6, beta 2, no word n-grams, no epsilon smoothing; TER
+lowercased, Tercom's greedy shifts over a beam edit distance) and
 lm-eval's bootstrap_stderr over them (random.Random(i) per chunk of
 resamples, rnd.choices, sample_stddev).
 
 stdin: one JSON object per line, {"hyp", "ref"}, {"lls", "labels"} or
-{"corpus": "bleu"|"chrf", "refs", "preds", "iters"} or {"mc2docs": [{"lls",
+{"corpus": "bleu"|"chrf"|"ter", "refs", "preds", "iters"} or {"mc2docs": [{"lls",
 "labels"}...], "exp": "libm"|"numpy"} (the per-doc accs of the new formula,
 then lm-eval's mean and mean_stderr of them);
 stdout: one line per input, the results as float.hex().
@@ -163,7 +164,128 @@ def chrf_from_stats(st):
     return 0.0
 
 
+INF = int(1e16)
+
+
+def ter_ed(hyp, ref):
+    """Beam edit distance of hyp (rows) to ref (columns) and its trace."""
+    nh, nr = len(hyp), len(ref)
+    d = [[(j, "i") for j in range(nr + 1)]] + [[(INF, "x")] * (nr + 1) for _ in range(nh)]
+    ratio = nr / nh if hyp else 1
+    beam = math.ceil(ratio / 2 + 25) if 25 < ratio / 2 else 25
+    for i in range(1, nh + 1):
+        diag = math.floor(i * ratio)
+        hi = nr + 1 if i == nh else min(nr + 1, diag + beam)
+        for j in range(max(0, diag - beam), hi):
+            if j == 0:
+                d[i][j] = (d[i - 1][0][0] + 1, "d")
+                continue
+            same = hyp[i - 1] == ref[j - 1]
+            for c in ((d[i - 1][j - 1][0] + (0 if same else 1), " " if same else "s"),
+                      (d[i - 1][j][0] + 1, "d"), (d[i][j - 1][0] + 1, "i")):
+                if d[i][j][0] > c[0]:
+                    d[i][j] = c
+    ops, i, j = [], nh, nr
+    while i > 0 or j > 0:
+        op = d[i][j][1]
+        ops.append(op)
+        if op in " s":
+            i, j = i - 1, j - 1
+        elif op == "i":
+            j -= 1
+        else:
+            i -= 1
+    return d[nh][nr][0], "".join(reversed(ops))
+
+
+def ter_shift(hyp, ref, checked):
+    pre, trace = ter_ed(hyp, ref)
+    align, rerr, herr, ph, pr = {}, [], [], -1, -1
+    for op in trace:
+        if op in " s":
+            ph, pr = ph + 1, pr + 1
+            align[pr] = ph
+            herr.append(int(op == "s"))
+            rerr.append(int(op == "s"))
+        elif op == "d":  # a hypothesis word only
+            ph += 1
+            herr.append(1)
+        else:  # a reference word only
+            pr += 1
+            align[pr] = ph
+            rerr.append(1)
+    best = None
+
+    def pairs():
+        for sh in range(len(hyp)):
+            for sr in range(len(ref)):
+                if abs(sr - sh) > 50:
+                    continue
+                n = 0
+                while hyp[sh + n] == ref[sr + n] and n < 10:
+                    n += 1
+                    yield sh, sr, n
+                    if sh + n == len(hyp) or sr + n == len(ref):
+                        break
+
+    for sh, sr, n in pairs():
+        if not sum(herr[sh:sh + n]) or not sum(rerr[sr:sr + n]) or sh <= align[sr] < sh + n:
+            continue
+        prev = -1
+        for off in range(-1, n):
+            if sr + off == -1:
+                idx = 0
+            elif sr + off in align:
+                idx = align[sr + off] + 1
+            else:
+                break
+            if idx == prev:
+                continue
+            prev = idx
+            block = hyp[sh:sh + n]
+            if idx < sh:
+                w = hyp[:idx] + block + hyp[idx:sh] + hyp[sh + n:]
+            elif idx > sh + n:
+                w = hyp[:sh] + hyp[sh + n:idx] + block + hyp[idx:]
+            else:
+                w = hyp[:sh] + hyp[sh + n:n + idx] + block + hyp[n + idx:]
+            cand = (pre - ter_ed(w, ref)[0], n, -sh, -idx, w)
+            checked += 1
+            if best is None or cand > best:
+                best = cand
+        if checked >= 1000:
+            break
+    if best is None:
+        return 0, hyp, checked
+    return best[0], best[4], checked
+
+
+def ter_stats(hyp, ref):
+    h = " ".join(hyp.rstrip().lower().split()).split()
+    r = " ".join(ref.rstrip().lower().split()).split()
+    if not r:
+        return [len(h), 0.0]
+    shifts, checked = 0, 0
+    while True:
+        delta, w, checked = ter_shift(h, r, checked)
+        if checked >= 1000 or delta <= 0:
+            break
+        shifts += 1
+        h = w
+    return [shifts + ter_ed(h, r)[0], len(r) / 1]
+
+
+def ter_from_stats(st):
+    edits, length = st
+    if length > 0:
+        return 100 * (edits / length)
+    return 100 * 1.0 if edits > 0 else 0.0
+
+
 def corpus(agg, items):
+    if agg == "ter":
+        stats = [ter_stats(p, r) for r, p in items]
+        return ter_from_stats([sum(col) for col in zip(*stats)])
     stats = [bleu_stats(p, r) if agg == "bleu" else chrf_stats(p, r) for r, p in items]
     tot = [sum(col) for col in zip(*stats)]
     return bleu_from_stats(tot) if agg == "bleu" else chrf_from_stats(tot)
