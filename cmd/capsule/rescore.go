@@ -48,7 +48,7 @@ v0.4.0 to v0.4.13 is read.
 Each check has a level:
   rescored      per-doc values recomputed from the raw responses through the
                 task's filters (regex, take_first, majority_vote, ...) and
-                metric (exact_match, acc, acc_norm, ..., sacrebleu bleu/chrf,
+                metric (exact_match, acc, acc_norm, ..., sacrebleu bleu/chrf/ter,
                 truthfulqa's BLEU/ROUGE and mc2; docs/rescoring.md lists
                 them), then aggregated
   reaggregated  value and stderr recomputed from the logged per-doc values
