@@ -26,5 +26,5 @@ func Exp(x float64) float64 { return float64(C.exp(C.double(x))) }
 // log(x).
 func Log(x float64) float64 { return float64(C.log(C.double(x))) }
 
-// LibmExact reports whether Square and Exp are the C library's.
+// LibmExact reports whether Square, Exp and Log are the C library's.
 const LibmExact = true

@@ -17,5 +17,5 @@ func Exp(x float64) float64 { return math.Exp(x) }
 // Log is Python's math.log; without cgo, Go's math.Log.
 func Log(x float64) float64 { return math.Log(x) }
 
-// LibmExact reports whether Square and Exp are the C library's.
+// LibmExact reports whether Square, Exp and Log are the C library's.
 const LibmExact = false
