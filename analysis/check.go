@@ -298,6 +298,11 @@ func (r *RescoreReport) UnmarshalJSON(b []byte) error {
 			run.Checks = []Check{}
 		}
 	}
+	// The counts are derived from the checks, never taken on trust: a
+	// document written before they existed (a capsule's packed tables)
+	// reads with them, and a tampered count cannot disagree with its
+	// checks.
+	r.Levels = CountLevels(r.Runs)
 	return nil
 }
 

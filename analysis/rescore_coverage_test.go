@@ -101,3 +101,21 @@ func TestCoverageIssue19Tasks(t *testing.T) {
 		}
 	}
 }
+
+// TestLevelsReadBack: the level counts of a --json document read back are
+// the counts of its checks, whatever the document says (or if it predates
+// them).
+func TestLevelsReadBack(t *testing.T) {
+	for _, doc := range []string{
+		`{"runs": [{"path": "p", "checks": [{"task": "t", "metric": "acc", "level": "rescored", "status": "exact"}, {"task": "g", "metric": "acc", "level": "group", "status": "exact"}]}]}`,
+		`{"runs": [{"path": "p", "checks": [{"task": "t", "metric": "acc", "level": "rescored", "status": "exact"}, {"task": "g", "metric": "acc", "level": "group", "status": "exact"}]}], "levels": {"rescored": 9}}`,
+	} {
+		var r RescoreReport
+		if err := r.UnmarshalJSON([]byte(doc)); err != nil {
+			t.Fatal(err)
+		}
+		if want := (LevelCounts{Rescored: 1, Group: 1}); r.Levels != want {
+			t.Errorf("%s: levels %+v, want %+v", doc, r.Levels, want)
+		}
+	}
+}

@@ -576,6 +576,7 @@ func TestOpenConfigTables(t *testing.T) {
 		Task: "gsm8k", Metric: "exact_match", Filter: "strict-match", N: 10, Reported: analysis.Num(0.1), Recomputed: analysis.Num(0.1),
 		ReportedStderr: analysis.NA, RecomputedStderr: analysis.Num(math.NaN()), Level: analysis.LevelRescored, Status: analysis.StatusExact,
 	}}}}}
+	rep.Levels = analysis.CountLevels(rep.Runs) // as analysis.Rescore fills it
 	out := filepath.Join(t.TempDir(), "c.tar")
 	mustPackTables(t, studyDir, out, capsule.PackOptions{}, att, rep)
 	c := mustOpen(t, out, capsule.OpenOptions{})
