@@ -298,11 +298,16 @@ func (r *RescoreReport) UnmarshalJSON(b []byte) error {
 			run.Checks = []Check{}
 		}
 	}
-	// The counts are derived from the checks, never taken on trust: a
-	// document written before they existed (a capsule's packed tables)
-	// reads with them, and a tampered count cannot disagree with its
-	// checks.
-	r.Levels = CountLevels(r.Runs)
+	// A document written before the counts existed (a capsule's packed
+	// tables) reads with the counts of its checks, so that a replay
+	// compares like with like; a document that has them keeps them (a
+	// replay recomputes them and names any difference).
+	var has struct {
+		Levels *json.RawMessage `json:"levels"`
+	}
+	if err := unmarshalNaN(b, &has); err == nil && has.Levels == nil {
+		r.Levels = CountLevels(r.Runs)
+	}
 	return nil
 }
 
