@@ -86,6 +86,13 @@ func wordNgrams(line string) (map[string]int, int) {
 // maximum over the references; the reference length is the closest to the
 // hypothesis length, the shorter on a tie.
 func segmentBLEUStats(hyp string, refs []string) bleuStats {
+	hypNgrams, hypLen := wordNgrams(hyp)
+	return segmentBLEUStatsOf(hypNgrams, hypLen, refs)
+}
+
+// segmentBLEUStatsOf is segmentBLEUStats of a hypothesis whose n-grams are
+// counted already (one hypothesis scored against many references).
+func segmentBLEUStatsOf(hypNgrams map[string]int, hypLen int, refs []string) bleuStats {
 	var refNgrams map[string]int
 	var refLens []int
 	for _, r := range refs {
@@ -101,7 +108,6 @@ func segmentBLEUStats(hyp string, refs []string) bleuStats {
 			}
 		}
 	}
-	hypNgrams, hypLen := wordNgrams(hyp)
 	st := bleuStats{sysLen: hypLen}
 	closestDiff, closestLen := -1, -1
 	for _, l := range refLens {
@@ -179,11 +185,27 @@ func bleuScore(st bleuStats, rule Summation) float64 {
 // tokenize="intl", smooth_method="exp", no lowercasing and no effective
 // order: what lm-eval's truthfulqa bleu() computes for one pair.
 func sentenceBLEUIntl(hyp string, refs []string, rule Summation) float64 {
+	return newIntlHyp(hyp).bleu(refs, rule)
+}
+
+// intlHyp is a hypothesis tokenized and counted once, to be scored
+// against several references.
+type intlHyp struct {
+	ngrams map[string]int
+	n      int
+}
+
+func newIntlHyp(hyp string) intlHyp {
+	ng, n := wordNgrams(tokenizeIntl(pyRstrip(hyp)))
+	return intlHyp{ng, n}
+}
+
+func (h intlHyp) bleu(refs []string, rule Summation) float64 {
 	toks := make([]string, len(refs))
 	for i, r := range refs {
 		toks[i] = tokenizeIntl(pyRstrip(r))
 	}
-	return bleuScore(segmentBLEUStats(tokenizeIntl(pyRstrip(hyp)), toks), rule)
+	return bleuScore(segmentBLEUStatsOf(h.ngrams, h.n, toks), rule)
 }
 
 // isNaN is a shorthand used by the nanmax helpers.

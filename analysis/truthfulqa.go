@@ -112,8 +112,9 @@ func truthfulQAGen(completion string, dc *docContext, rule Summation, want []str
 	}
 	all := append(append([]string{}, trues...), falses...)
 	var bleu, r1, r2, rl []float64
+	hyp := newIntlHyp(completion)
 	for _, ref := range all {
-		bleu = append(bleu, sentenceBLEUIntl(completion, []string{ref}, rule))
+		bleu = append(bleu, hyp.bleu([]string{ref}, rule))
 		a, b, c := truthfulQARouge(ref, completion)
 		r1, r2, rl = append(r1, a), append(r2, b), append(rl, c)
 	}
