@@ -91,7 +91,8 @@ func lcsTable(ref, can []string) [][]int {
 	return t
 }
 
-// rougeL is _score_lcs: the LCS F-measure of the whole token lists.
+// rougeL is _score_lcs: the LCS F-measure of the whole token lists
+// (rouge-score's "rougeL"; truthfulqa's rougeL_* use rougeLsum).
 func rougeL(target, pred []string) float64 {
 	if len(target) == 0 || len(pred) == 0 {
 		return 0

@@ -76,7 +76,7 @@ func runTextRef(t *testing.T, inputs []any) []string {
 }
 
 // TestTextMetricsAgainstPython compares sentence BLEU (intl) and ROUGE-1/2/
-// Lsum bit for bit with the reference formulas run by Debian's Python on
+// Lsum/L bit for bit with the reference formulas run by Debian's Python on
 // random texts.
 func TestTextMetricsAgainstPython(t *testing.T) {
 	rng := rand.New(rand.NewSource(19))
@@ -100,8 +100,10 @@ func TestTextMetricsAgainstPython(t *testing.T) {
 	for i, p := range pairs {
 		want := hexFloats(t, lines[i])
 		r1, r2, rl := truthfulQARouge(p.Ref, p.Hyp)
-		got := []float64{sentenceBLEUIntl(p.Hyp, []string{p.Ref}, rule), r1, r2, rl}
-		for j, name := range []string{"bleu", "rouge1", "rouge2", "rougeLsum"} {
+		rt := rougeTokenize(strings.ReplaceAll(p.Ref, " . ", ".\n"))
+		pt := rougeTokenize(strings.ReplaceAll(p.Hyp, " . ", ".\n"))
+		got := []float64{sentenceBLEUIntl(p.Hyp, []string{p.Ref}, rule), r1, r2, rl, rougeL(rt, pt)}
+		for j, name := range []string{"bleu", "rouge1", "rouge2", "rougeLsum", "rougeL (unscaled)"} {
 			if math.Float64bits(got[j]) != math.Float64bits(want[j]) {
 				t.Errorf("%s(hyp %q, ref %q) = %v, Python %v", name, p.Hyp, p.Ref, got[j], want[j])
 			}

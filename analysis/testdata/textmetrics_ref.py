@@ -360,10 +360,17 @@ def rouge_lsum(target, pred):
     return fmeasure(hits / n, hits / m)
 
 
+def rouge_l(t, p):
+    if not t or not p:
+        return 0.0
+    n = len(lcs_ind(t, p))
+    return fmeasure(n / len(p), n / len(t))
+
+
 def rouge(ref, pred):
     ref, pred = ref.replace(" . ", ".\n"), pred.replace(" . ", ".\n")
     t, p = rtok(ref), rtok(pred)
-    return [rouge_n(t, p, 1) * 100, rouge_n(t, p, 2) * 100, rouge_lsum(ref, pred) * 100]
+    return [rouge_n(t, p, 1) * 100, rouge_n(t, p, 2) * 100, rouge_lsum(ref, pred) * 100, rouge_l(t, p)]
 
 
 def mc2(lls, labels, exp):
