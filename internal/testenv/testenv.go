@@ -56,6 +56,7 @@ type program struct {
 var programs = map[string]program{
 	"python3":          {paths: []string{Interpreter}, install: "apt install python3"},
 	"chromium":         {paths: []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"}, install: "apt install chromium"},
+	"bwrap":            {paths: []string{"/usr/bin/bwrap"}, install: "apt install bubblewrap"},
 	"jupyter":          {paths: []string{"/usr/bin/jupyter"}, install: "apt install jupyter-core jupyter-nbconvert"},
 	"jupyter-notebook": {paths: []string{"/usr/bin/jupyter-notebook"}, install: "apt install jupyter-notebook"},
 	"podman":           {install: "apt install podman", integration: true},
