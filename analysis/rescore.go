@@ -24,6 +24,8 @@ type RescoreOptions struct {
 	MaxDocDiffs int
 	// Progress, when set, is called after each samples file is read.
 	Progress func(done, total int)
+	// Code says whether the completions of code tasks are executed.
+	Code CodeOptions
 }
 
 func (o RescoreOptions) workers() int {
@@ -77,8 +79,16 @@ func readStates(ctx context.Context, outs []*harness.Output, opts RescoreOptions
 	}
 	var jobs []job
 	states := make([]*runState, len(outs))
+	var cr *codeRun
+	if opts.Code.Execute {
+		var err error
+		if cr, err = newCodeRun(ctx, opts.Code); err != nil {
+			return nil, err
+		}
+	}
 	for i, o := range outs {
 		states[i] = newRunState(o)
+		states[i].code = cr
 		for _, f := range o.Samples {
 			jobs = append(jobs, job{i, f})
 		}
@@ -170,6 +180,10 @@ type runState struct {
 	// rec is the run.json of the run the output belongs to, nil for a
 	// bare lm-eval output.
 	rec *harness.RunRecord
+	// codeTasks are the tasks whose completions are programs; code runs
+	// them, nil when they are not executed.
+	codeTasks map[string]*codeTask
+	code      *codeRun
 }
 
 func newRunState(o *harness.Output) *runState {
@@ -211,6 +225,12 @@ func newRunState(o *harness.Output) *runState {
 			cfg = st.res.Configs[f.Task]
 		}
 		st.scorers[f.Task] = newTaskScorer(f.Task, cfg, st.rules)
+		if ct := detectCodeTask(f.Task, cfg, st.version); ct != nil {
+			if st.codeTasks == nil {
+				st.codeTasks = map[string]*codeTask{}
+			}
+			st.codeTasks[f.Task] = ct
+		}
 	}
 	return st
 }
@@ -291,6 +311,8 @@ type filterAcc struct {
 	fdiffList []DocDiff
 	errs      int
 	firstErr  string
+	note      string // how the lines were re-scored, when it needs saying
+	executed  int    // programs run for the lines
 }
 
 type metricAcc struct {
@@ -343,6 +365,14 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 	filterKnown := true  // lines name their filter (v0.4.7+), or the task has one
 	configKnown := false // the results hold the task's config (and so its filters)
 	var dupErr error     // the first doc_id logged twice under one filter
+	ct := st.codeTasks[file.Task]
+	var outcomes map[int]*lineOutcomes
+	if ct != nil && st.code != nil {
+		var err error
+		if outcomes, err = st.code.execute(file, ct); err != nil {
+			return nil, err
+		}
+	}
 	r, err := file.Open()
 	if err != nil {
 		return nil, err
@@ -415,7 +445,21 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 				m.logged = append(m.logged, math.NaN()) // keep one value per line
 			}
 		}
-		lr := ts.rescoreLine(s, filter, names)
+		var lr lineResult
+		if ct != nil {
+			var lo *lineOutcomes
+			if outcomes != nil {
+				lo = outcomes[s.Line]
+				if lo == nil {
+					lo = &lineOutcomes{buildErr: "the line was not read before execution"}
+				}
+				fa.executed += len(lo.results)
+				fa.note = st.code.summary(fa.executed)
+			}
+			lr = ct.rescoreLine(s, names, lo)
+		} else {
+			lr = ts.rescoreLine(s, filter, names)
+		}
 		if lr.err != "" {
 			fa.errs++
 			if fa.firstErr == "" {
@@ -686,6 +730,9 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 		d := m.diffList[0]
 		notes = append(notes, fmt.Sprintf("per-doc %s differs on %d of %d lines (first: %s line %d doc_id %d: logged %s, recomputed %s)", m.name, m.diffs, m.recCount, acc.path, d.Line, d.DocID, d.Logged, d.Recomputed))
 		c.DocDiffs = append(c.DocDiffs, m.diffList...)
+	}
+	if fa.note != "" {
+		notes = append(notes, fa.note)
 	}
 	var items []float64
 	var pairs [][]float64

@@ -1,0 +1,212 @@
+package analysis_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/harness/simulate"
+	"github.com/evalcapsule/evalcapsule/internal/testenv"
+)
+
+// numpyPassAtK is code_eval's estimate_pass_at_k and lm-eval's mean of it,
+// computed by Debian's numpy: per document 1 - prod(1 - k/arange(n-c+1,
+// n+1)) (1.0 when n-c < k), the task's value sum(items)/len(items) over
+// numpy scalars.
+const numpyPassAtK = `
+import sys, numpy as np
+def est(n, c, k):
+    if n - c < k:
+        return 1.0
+    return 1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1))
+n, k = int(sys.argv[1]), int(sys.argv[2])
+cs = [int(c) for c in sys.argv[3].split(",")]
+items = [np.array([est(n, c, k)]).mean() for c in cs]
+print(" ".join(repr(float(x)) for x in items), repr(float(sum(items) / len(items))))
+`
+
+func numpyReference(t *testing.T, n, k int, passed []int) (items []float64, mean float64) {
+	t.Helper()
+	py := testenv.Python(t, "numpy")
+	cs := make([]string, len(passed))
+	for i, c := range passed {
+		cs[i] = strconv.Itoa(c)
+	}
+	out, err := exec.Command(py, "-c", numpyPassAtK, strconv.Itoa(n), strconv.Itoa(k), strings.Join(cs, ",")).Output()
+	if err != nil {
+		t.Fatalf("numpy reference: %v", err)
+	}
+	f := strings.Fields(string(out))
+	for _, s := range f {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, v)
+	}
+	return items[:len(items)-1], items[len(items)-1]
+}
+
+func TestPassAtKAgainstNumpy(t *testing.T) {
+	for _, n := range []int{1, 2, 10, 64, 200} {
+		for _, k := range []int{1, 2, 8, 10, 16, 32, 64} {
+			if k > n {
+				continue
+			}
+			var passed []int
+			for c := 0; c <= n; c++ {
+				passed = append(passed, c)
+			}
+			want, _ := numpyReference(t, n, k, passed)
+			for c, w := range want {
+				if got := analysis.PassAtK(n, c, k); math.Float64bits(got) != math.Float64bits(w) {
+					t.Errorf("PassAtK(%d, %d, %d) = %v, numpy %v", n, c, k, got, w)
+				}
+			}
+		}
+	}
+}
+
+func executeCode(t *testing.T, dir string) *analysis.RunReport {
+	t.Helper()
+	testenv.Command(t, "bwrap")
+	outs, err := harness.Find(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := analysis.Rescore(context.Background(), outs, analysis.RescoreOptions{Code: analysis.CodeOptions{Execute: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 1 {
+		t.Fatalf("%d runs", len(rep.Runs))
+	}
+	return rep.Runs[0]
+}
+
+func codeCheck(t *testing.T, rr *analysis.RunReport, metric string) analysis.Check {
+	t.Helper()
+	for _, c := range rr.Checks {
+		if c.Metric == metric {
+			return c
+		}
+	}
+	t.Fatalf("no check of %s in %+v", metric, rr.Checks)
+	return analysis.Check{}
+}
+
+// TestCodeRescoreTenCompletions is the acceptance test: ten completions per
+// problem (canonical, broken and hostile ones), pass@1 and pass@10
+// re-scored by executing them, equal bit for bit to numpy's estimator over
+// the planned verdicts and to what the results report.
+func TestCodeRescoreTenCompletions(t *testing.T) {
+	home := t.TempDir()
+	planted := filepath.Join(home, ".evalcapsule-planted")
+	if err := os.WriteFile(planted, []byte("reviewer's secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	C, W, S, R := simulate.Canonical, simulate.WrongAnswer, simulate.SyntaxErr, simulate.Raises
+	docs := []simulate.CodeDoc{
+		{Completions: []simulate.CodeKind{C, C, C, C, C, C, C, C, C, C}},
+		{Completions: []simulate.CodeKind{C, C, C, W, S, R, simulate.Socket, simulate.ReadHome, C, W}},
+		{Completions: []simulate.CodeKind{W, W, S, R, simulate.WriteOutside, simulate.Allocate10GB, W, W, S, R}},
+		{Completions: []simulate.CodeKind{C, simulate.InfiniteLoop, W, W, W, W, W, W, W, W}},
+		{Completions: []simulate.CodeKind{C, C, simulate.ForkBomb, C, C, C, C, C, C, W}},
+	}
+	dir := t.TempDir()
+	out, err := simulate.WriteCode(filepath.Join(dir, "run"), simulate.CodeOptions{Docs: docs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr := executeCode(t, dir)
+	for _, k := range []int{1, 10} {
+		c := codeCheck(t, rr, fmt.Sprintf("pass@%d", k))
+		_, want := numpyReference(t, 10, k, out.Passed)
+		if c.Level != analysis.LevelRescored || c.Status != analysis.StatusExact {
+			t.Errorf("pass@%d: %s %s: %s", k, c.Level, c.Status, c.Reason)
+		}
+		if math.Float64bits(c.Recomputed.Value) != math.Float64bits(want) {
+			t.Errorf("pass@%d recomputed %v, numpy %v", k, c.Recomputed.Value, want)
+		}
+		t.Logf("pass@%d: %s", k, c.Reason)
+		if !strings.Contains(c.Reason, "executed in the bubblewrap sandbox with Python 3.") {
+			t.Errorf("reason does not say where the programs ran: %s", c.Reason)
+		}
+	}
+	if _, err := os.Stat("/usr/evalcapsule-planted"); !errors.Is(err, os.ErrNotExist) {
+		t.Error("a completion wrote /usr/evalcapsule-planted")
+	}
+	if b, _ := os.ReadFile(planted); string(b) != "reviewer's secret" {
+		t.Errorf("the planted file changed: %q", b)
+	}
+}
+
+// TestCodeRescoreDiffers: a document whose logged pass@1 its execution
+// does not give is reported differs, naming the document.
+func TestCodeRescoreDiffers(t *testing.T) {
+	C, W := simulate.Canonical, simulate.WrongAnswer
+	docs := []simulate.CodeDoc{
+		{Completions: []simulate.CodeKind{C}},
+		{Completions: []simulate.CodeKind{W}, Lie: true},
+		{Completions: []simulate.CodeKind{simulate.SyntaxErr}},
+		{Completions: []simulate.CodeKind{C}},
+	}
+	dir := t.TempDir()
+	if _, err := simulate.WriteCode(filepath.Join(dir, "run"), simulate.CodeOptions{Docs: docs}); err != nil {
+		t.Fatal(err)
+	}
+	rr := executeCode(t, dir)
+	c := codeCheck(t, rr, "pass@1")
+	if c.Status != analysis.StatusDiffers {
+		t.Fatalf("status %s: %s", c.Status, c.Reason)
+	}
+	if len(c.DocDiffs) != 1 || c.DocDiffs[0].DocID != 1 || !strings.Contains(c.Reason, "doc_id 1") {
+		t.Errorf("doc diffs %+v, reason %s", c.DocDiffs, c.Reason)
+	}
+	_, want := numpyReference(t, 1, 1, []int{1, 0, 0, 1})
+	if c.Recomputed.Value != want {
+		t.Errorf("recomputed %v, want %v", c.Recomputed.Value, want)
+	}
+}
+
+// Without execution, code tasks are re-aggregated and say how to execute.
+func TestCodeRescoreNotExecuted(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := simulate.WriteCode(filepath.Join(dir, "run"), simulate.CodeOptions{Docs: []simulate.CodeDoc{{Completions: []simulate.CodeKind{simulate.Canonical}}, {Completions: []simulate.CodeKind{simulate.WrongAnswer}}}}); err != nil {
+		t.Fatal(err)
+	}
+	outs, err := harness.Find(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := analysis.Rescore(context.Background(), outs, analysis.RescoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := codeCheck(t, rep.Runs[0], "pass@1")
+	if c.Level != analysis.LevelReaggregated || c.Status != analysis.StatusExact || !strings.Contains(c.Reason, "--execute-code") {
+		t.Errorf("%s %s: %s", c.Level, c.Status, c.Reason)
+	}
+}
+
+func TestCodeRescoreNoSandbox(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := simulate.WriteCode(filepath.Join(dir, "run"), simulate.CodeOptions{Docs: []simulate.CodeDoc{{Completions: []simulate.CodeKind{simulate.Canonical}}}}); err != nil {
+		t.Fatal(err)
+	}
+	outs, _ := harness.Find(dir)
+	_, err := analysis.Rescore(context.Background(), outs, analysis.RescoreOptions{Code: analysis.CodeOptions{Execute: true, Python: "/opt/python3"}})
+	if !errors.Is(err, analysis.ErrNoSandbox) {
+		t.Fatalf("err = %v, want ErrNoSandbox", err)
+	}
+}
