@@ -300,7 +300,7 @@ func (cr *codeRun) execute(file harness.SampleFile, ct *codeTask) (map[int]*line
 
 // summary says where the programs ran, for the checks' reasons.
 func (cr *codeRun) summary(n int) string {
-	return fmt.Sprintf("%d programs executed in the bubblewrap sandbox with %s (%s), code_eval's 3 s timeout", n, cr.sb.PythonVersion, cr.sb.Python())
+	return fmt.Sprintf("%d programs executed in the bubblewrap sandbox with %s (%s), code_eval's 3 s timeout each", n, cr.sb.PythonVersion, cr.sb.Python())
 }
 
 // rescoreCodeLine re-derives a code task's predictions and, when the
@@ -362,4 +362,35 @@ func (ct *codeTask) rescoreLine(s *harness.Sample, want []string, lo *lineOutcom
 		res.values = append(res.values, perDoc{name: name, value: PassAtK(n, c, k), kind: NumpyFloat})
 	}
 	return res
+}
+
+// CodeExecution is where and how the completions of a run's code tasks
+// were executed.
+type CodeExecution struct {
+	Sandbox       string  `json:"sandbox"`        // "bubblewrap"
+	Python        string  `json:"python"`         // the interpreter's path
+	PythonVersion string  `json:"python_version"` // "3.11.2"
+	Programs      int     `json:"programs"`       // programs run
+	TimeoutS      float64 `json:"timeout_s"`      // per program
+}
+
+func (e *CodeExecution) String() string {
+	return fmt.Sprintf("%d programs executed in the %s sandbox with Python %s (%s), %g s timeout each", e.Programs, e.Sandbox, e.PythonVersion, e.Python, e.TimeoutS)
+}
+
+// codeExecution sums up the programs a run's code tasks ran.
+func (st *runState) codeExecution() *CodeExecution {
+	if st.code == nil {
+		return nil
+	}
+	n := 0
+	for _, acc := range st.tasks {
+		for _, f := range acc.filters {
+			n += f.executed
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return &CodeExecution{Sandbox: "bubblewrap", Python: st.code.sb.Python(), PythonVersion: strings.TrimPrefix(st.code.sb.PythonVersion, "Python "), Programs: n, TimeoutS: 3}
 }

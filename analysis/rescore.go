@@ -89,6 +89,13 @@ func readStates(ctx context.Context, outs []*harness.Output, opts RescoreOptions
 	for i, o := range outs {
 		states[i] = newRunState(o)
 		states[i].code = cr
+		if cr == nil {
+			for _, f := range o.Samples {
+				if states[i].codeTasks[f.Task] != nil {
+					states[i].warns = append(states[i].warns, fmt.Sprintf("%s logs programs: its pass@k is re-aggregated from the logged values, not executed (--execute-code runs them in the sandbox)", f.Task))
+				}
+			}
+		}
 		for _, f := range o.Samples {
 			jobs = append(jobs, job{i, f})
 		}
@@ -665,6 +672,7 @@ func (st *runState) report() *RunReport {
 		}
 	}
 	rr.Warnings = st.warns
+	rr.CodeExecution = st.codeExecution()
 	return rr
 }
 

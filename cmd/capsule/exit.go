@@ -65,7 +65,7 @@ func classify(err error) failure {
 	case errors.Is(err, errdef.ErrNotFound): // a tag or repository a registry answered it does not have
 		return failure{exitUsage, "input"}
 	case errors.Is(err, capsule.ErrRegistry), errors.Is(err, harness.ErrRunner), errors.Is(err, harness.ErrNvidiaSmiOutput),
-		errors.Is(err, context.DeadlineExceeded):
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, analysis.ErrNoSandbox):
 		return failure{exitExternal, "external"}
 	case errors.As(err, &fe), errors.As(err, &se), errors.As(err, &une), errors.As(err, &pe), errors.As(err, &je),
 		// lm-eval's output files

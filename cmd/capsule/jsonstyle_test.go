@@ -24,7 +24,7 @@ var snake = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 func TestJSONStyle(t *testing.T) {
 	printed := []any{
 		analysis.Attribution{}, analysis.Comparisons{}, analysis.FailureReport{},
-		analysis.RescoreReport{}, analysis.CounterfactualReport{}, analysis.Uncertainties{},
+		analysis.RescoreReport{}, analysis.CodeExecution{}, analysis.CounterfactualReport{}, analysis.Uncertainties{},
 		capsule.Differences{}, capsule.Inspection{}, capsule.PackResult{},
 		capsule.ReplayReport{}, capsule.Verification{},
 		demoResult{}, showReport{}, dryRunPlan{},
