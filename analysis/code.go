@@ -34,6 +34,9 @@ type CodeOptions struct {
 	Workers int
 	// Progress, when set, is called after each program.
 	Progress func(done, total int)
+	// Context ends the programs early where the caller takes none
+	// (Failures); nil means context.Background. Rescore uses its own.
+	Context context.Context
 }
 
 // codeStyle is how a task builds its predictions from the responses.

@@ -210,3 +210,43 @@ func TestCodeRescoreNoSandbox(t *testing.T) {
 		t.Fatalf("err = %v, want ErrNoSandbox", err)
 	}
 }
+
+// TestCodeFailures: each kind of broken completion lands in its class.
+func TestCodeFailures(t *testing.T) {
+	testenv.Command(t, "bwrap")
+	docs := []simulate.CodeDoc{
+		{Completions: []simulate.CodeKind{simulate.Canonical}},
+		{Completions: []simulate.CodeKind{simulate.SyntaxErr}},
+		{Completions: []simulate.CodeKind{simulate.WrongAnswer}},
+		{Completions: []simulate.CodeKind{simulate.Raises}},
+		{Completions: []simulate.CodeKind{simulate.Allocate10GB}},
+	}
+	dir := t.TempDir()
+	if _, err := simulate.WriteCode(dir, simulate.CodeOptions{Docs: docs}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := harness.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := analysis.Load(context.Background(), run, analysis.RescoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := analysis.Failures(sc, "humaneval", analysis.FailureOptions{}); !errors.Is(err, analysis.ErrNotRecomputable) {
+		t.Errorf("without execution: err = %v, want ErrNotRecomputable", err)
+	}
+	rep, err := analysis.Failures(sc, "humaneval", analysis.FailureOptions{Code: analysis.CodeOptions{Execute: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[analysis.FailureClass]int{analysis.SyntaxFailure: 1, analysis.AssertionFailure: 1, analysis.ExceptionFailure: 1, analysis.TimeoutFailure: 0, analysis.LimitFailure: 1}
+	if rep.NMisses != 4 || !rep.Code || fmt.Sprint(rep.Classes) != fmt.Sprint(want) {
+		t.Errorf("misses %d, code %v, classes %v; want 4, true, %v", rep.NMisses, rep.Code, rep.Classes, want)
+	}
+	for _, f := range rep.Samples {
+		if f.DocID == 2 && !strings.Contains(f.Extracted["verdict"], "AssertionError") {
+			t.Errorf("doc 2 verdict %q", f.Extracted["verdict"])
+		}
+	}
+}

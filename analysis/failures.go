@@ -130,6 +130,10 @@ type FailureOptions struct {
 	// Labels, when set, are hand labels by doc_id, compared with the
 	// automatic classes.
 	Labels map[int]FailureClass
+	// Code says whether a code task's completions are executed to find
+	// and classify its misses (CodeFailureClasses); without Execute a code
+	// task is ErrNotRecomputable.
+	Code CodeOptions
 	// Class, when set, draws the sample from the misses of this class
 	// only; the counts of every class are still over all misses. A class
 	// that is not one of the task's kind (FailureClasses for a generated
@@ -183,8 +187,11 @@ type FailureReport struct {
 	NMisses int    `json:"n_misses"`
 	// MultipleChoice says the task is multiple choice: its classes are
 	// ChoiceFailureClasses, not FailureClasses.
-	MultipleChoice bool                 `json:"multiple_choice,omitempty"`
-	Classes        map[FailureClass]int `json:"classes"`
+	MultipleChoice bool `json:"multiple_choice,omitempty"`
+	// Code says the task is a code task: its classes are
+	// CodeFailureClasses.
+	Code    bool                 `json:"code,omitempty"`
+	Classes map[FailureClass]int `json:"classes"`
 	// SampleClass is FailureOptions.Class: the class the sample was drawn
 	// from, "" for all misses.
 	SampleClass FailureClass `json:"sample_class,omitempty"`
@@ -199,6 +206,9 @@ type FailureReport struct {
 func (fr *FailureReport) ClassOrder() []FailureClass {
 	if fr.MultipleChoice {
 		return ChoiceFailureClasses
+	}
+	if fr.Code {
+		return CodeFailureClasses
 	}
 	return FailureClasses
 }
@@ -276,6 +286,7 @@ func Failures(sc *Scores, task string, opts FailureOptions) (*FailureReport, err
 		}
 		if i == 0 {
 			rep.MultipleChoice = mc
+			rep.Code = codeTaskOf(sc, t) != nil
 		} else if mc != rep.MultipleChoice {
 			return nil, fmt.Errorf("%w: group %q mixes multiple-choice and generative members (%s, %s)", ErrNotRecomputable, task, tasks[0], t)
 		}
@@ -359,6 +370,10 @@ func taskMisses(sc *Scores, task string, opts FailureOptions) (n int, mc bool, m
 	cfg := harness.Value{}
 	if r := sc.Run.Output.Results; r != nil {
 		cfg = r.Configs[task]
+	}
+	if ct := codeTaskOf(sc, task); ct != nil {
+		n, misses, err = codeMisses(sc, series, ct, metric, opts)
+		return n, false, misses, err
 	}
 	ts := newTaskScorer(task, cfg, versionRules{emptyTupleFallback: true})
 	outType := ts.outputType
