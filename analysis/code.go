@@ -39,6 +39,19 @@ type CodeOptions struct {
 	Context context.Context
 }
 
+// CodeTasks names the tasks of an output whose logged completions are
+// programs (humaneval, mbpp and their variants), in samples order.
+func CodeTasks(o *harness.Output) []string {
+	var out []string
+	st := newRunState(o)
+	for _, f := range o.Samples {
+		if st.codeTasks[f.Task] != nil {
+			out = append(out, f.Task)
+		}
+	}
+	return out
+}
+
 // codeStyle is how a task builds its predictions from the responses.
 type codeStyle int
 

@@ -52,6 +52,11 @@ type ReplayReport struct {
 	// the number lm-eval reported, and every setting lm-eval recorded
 	// otherwise than the run's run.json, whatever the packed tables say.
 	Differs []string `json:"differs,omitempty"`
+	// CodeChecks are the code tasks' checks with their completions
+	// executed (ReplayOptions.ExecuteCode), and CodeExecution where they
+	// ran.
+	CodeChecks    []analysis.Check          `json:"code_checks,omitempty"`
+	CodeExecution []*analysis.CodeExecution `json:"code_execution,omitempty"`
 	// OK is true when nothing differs (and every rerun agrees).
 	OK        bool `json:"ok"`
 	Simulated bool `json:"simulated"`
@@ -103,6 +108,13 @@ type ReplayOptions struct {
 	Confirm func([]study.RerunCommand) error
 	// Events, when set, receives every change of a rerun's state.
 	Events func(study.RunEvent)
+	// ExecuteCode executes the logged completions of the study's code
+	// tasks (humaneval, mbpp) in the bubblewrap sandbox, with Python
+	// (default /usr/bin/python3), and re-scores their pass@k from the
+	// verdicts: a capsule's programs never run otherwise. Without a
+	// sandbox the replay is an error (analysis.ErrNoSandbox).
+	ExecuteCode bool
+	Python      string
 	// ReplayerVersion is the replaying program's version, recorded in the
 	// report (default: the version of evalcapsule this program was built
 	// from).
@@ -172,6 +184,11 @@ func Replay(ctx context.Context, c *Capsule, opts ReplayOptions) (*ReplayReport,
 	rep.Capsule = c.Descriptor.Digest.String()
 	rep.Ref = c.Ref
 	rep.Replayer = Packer{Name: "capsule", Version: cmp.Or(opts.ReplayerVersion, buildinfo.Version())}
+	if opts.ExecuteCode {
+		if err := replayCode(ctx, s, opts, rep); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Runner == nil {
 		return rep, nil
 	}
@@ -193,6 +210,48 @@ func Replay(ctx context.Context, c *Capsule, opts ReplayOptions) (*ReplayReport,
 		rep.OK = rep.OK && rc.OK
 	}
 	return rep, nil
+}
+
+// replayCode executes the completions of the study's code tasks and adds
+// their checks to the report; one that differs fails the replay.
+func replayCode(ctx context.Context, s *study.Study, opts ReplayOptions, rep *ReplayReport) error {
+	var outs []*harness.Output
+	for _, pr := range s.Plan() {
+		run, err := harness.Read(s.RunDir(pr))
+		if err != nil {
+			return fmt.Errorf("run %s: %w", pr.Name, err)
+		}
+		if len(analysis.CodeTasks(run.Output)) > 0 {
+			outs = append(outs, run.Output)
+		}
+	}
+	if len(outs) == 0 {
+		return nil
+	}
+	res, err := analysis.Rescore(ctx, outs, analysis.RescoreOptions{Code: analysis.CodeOptions{Execute: true, Python: opts.Python}})
+	if err != nil {
+		return err
+	}
+	for i, r := range res.Runs {
+		code := map[string]bool{}
+		for _, t := range analysis.CodeTasks(outs[i]) {
+			code[t] = true
+		}
+		for _, c := range r.Checks {
+			if !code[c.Task] {
+				continue
+			}
+			if rel, err := filepath.Rel(s.Dir, r.Path); err == nil {
+				c.Task = filepath.ToSlash(rel) + ": " + c.Task
+			}
+			rep.CodeChecks = append(rep.CodeChecks, c)
+			rep.OK = rep.OK && c.Status == analysis.StatusExact
+		}
+		if r.CodeExecution != nil {
+			rep.CodeExecution = append(rep.CodeExecution, r.CodeExecution)
+		}
+	}
+	return nil
 }
 
 // checkNewDir refuses a directory that exists and holds something.
@@ -411,6 +470,12 @@ func (r *ReplayReport) String() string {
 			fmt.Fprintf(tw, "    %s\t%s\t%s\n", d.Where, d.Packed, d.Replayed)
 		}
 		tw.Flush()
+	}
+	for _, e := range r.CodeExecution {
+		fmt.Fprintf(&b, "  code tasks: %s\n", e)
+	}
+	for _, c := range r.CodeChecks {
+		fmt.Fprintf(&b, "    %s %s,%s: %s %s (%s)\n", quote.Text(c.Task), c.Metric, c.Filter, c.Level, c.Status, quote.Text(c.Reason))
 	}
 	if r.Level == "rerun" {
 		r.writeReruns(&b)
