@@ -79,8 +79,9 @@ def _guard():
         sys.modules[m] = None
 
 
-os.makedirs("/tmp/work", exist_ok=True)
-os.chdir("/tmp/work")
+work = limits.get("workdir", "/tmp/work")
+os.makedirs(work, exist_ok=True)
+os.chdir(work)
 _guard()
 sys.stdout = sys.stderr = _Sink()
 sys.stdin = _Sink()
