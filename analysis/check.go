@@ -213,8 +213,8 @@ type RunReport struct {
 // Python version is null.
 func (r *RunReport) MarshalJSON() ([]byte, error) {
 	type plain struct {
-		Path          string  `json:"path"`
-		LMEvalVersion string  `json:"lm_eval_version"`
+		Path          string         `json:"path"`
+		LMEvalVersion string         `json:"lm_eval_version"`
 		PythonVersion *string        `json:"python_version"`
 		Checks        []Check        `json:"checks"`
 		CodeExecution *CodeExecution `json:"code_execution,omitempty"`
