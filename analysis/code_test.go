@@ -2,6 +2,7 @@ package analysis_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -15,6 +16,7 @@ import (
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/harness/simulate"
+	"github.com/evalcapsule/evalcapsule/internal/pynum"
 	"github.com/evalcapsule/evalcapsule/internal/testenv"
 )
 
@@ -248,5 +250,56 @@ func TestCodeFailures(t *testing.T) {
 		if f.DocID == 2 && !strings.Contains(f.Extracted["verdict"], "AssertionError") {
 			t.Errorf("doc 2 verdict %q", f.Extracted["verdict"])
 		}
+	}
+}
+
+// TestCodeRescoreMBPP: mbpp's program is the response (take_first) and the
+// three asserts of the logged target; its per-doc metric is pass_at_1.
+func TestCodeRescoreMBPP(t *testing.T) {
+	testenv.Command(t, "bwrap")
+	tests := "assert square(2) == 4\nassert square(-3) == 9\nassert square(0) == 0"
+	resps := []string{
+		"def square(x):\n    return x * x\n",
+		"def square(x):\n    return x + x\n",
+		"def square(x) return x\n",
+	}
+	logged := []float64{1, 0, 0}
+	dir := t.TempDir()
+	var lines strings.Builder
+	for i, r := range resps {
+		line := map[string]any{
+			"doc_id": i, "doc": map[string]any{"task_id": 900 + i, "text": "Write a function that squares a number.", "code": "", "test_list": strings.Split(tests, "\n")},
+			"target": tests, "arguments": map[string]any{"gen_args_0": map[string]any{"arg_0": "You are an expert Python programmer...", "arg_1": map[string]any{"until": []string{"[DONE]"}, "do_sample": false}}},
+			"resps": [][]string{{r}}, "filtered_resps": []string{r}, "filter": "none", "metrics": []string{"pass_at_1"},
+			"doc_hash": "0", "prompt_hash": "0", "target_hash": "0", "pass_at_1": logged[i],
+		}
+		b, _ := json.Marshal(line)
+		lines.Write(b)
+		lines.WriteByte('\n')
+	}
+	mean := pynum.Mean(logged, pynum.Numpy, pynum.Naive)
+	se := pynum.MeanStderr(logged, pynum.Numpy, pynum.Naive)
+	results := fmt.Sprintf(`{"results": {"mbpp": {"alias": "mbpp", "pass_at_1,none": %s, "pass_at_1_stderr,none": %s}},
+  "group_subtasks": {"mbpp": []},
+  "configs": {"mbpp": {"task": "mbpp", "dataset_path": "google-research-datasets/mbpp", "unsafe_code": true, "output_type": "generate_until",
+    "target_delimiter": "", "metric_list": [{"metric": "<function pass_at_1 at 0x7f00>", "aggregation": "mean", "higher_is_better": true}],
+    "num_fewshot": 3, "metadata": {"version": 1.0}}},
+  "versions": {"mbpp": 1.0}, "n-shot": {"mbpp": 3}, "higher_is_better": {"mbpp": {"pass_at_1": true}},
+  "n-samples": {"mbpp": {"original": 3, "effective": 3}},
+  "config": {"model": "hf", "model_args": "pretrained=x", "bootstrap_iters": 100000},
+  "lm_eval_version": "0.4.9.1", "date": 1.0}`, pynum.AppendJSONFloat(nil, mean), pynum.AppendJSONFloat(nil, se))
+	if err := os.WriteFile(filepath.Join(dir, "results_2026-01-15T10-00-00.000000.json"), []byte(results), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "samples_mbpp_2026-01-15T10-00-00.000000.jsonl"), []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rr := executeCode(t, dir)
+	c := codeCheck(t, rr, "pass_at_1")
+	if c.Level != analysis.LevelRescored || c.Status != analysis.StatusExact || c.Recomputed.Value != mean {
+		t.Errorf("%s %s %v: %s", c.Level, c.Status, c.Recomputed.Value, c.Reason)
+	}
+	if rr.CodeExecution == nil || rr.CodeExecution.Programs != 3 {
+		t.Errorf("code execution %+v", rr.CodeExecution)
 	}
 }
