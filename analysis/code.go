@@ -219,8 +219,11 @@ type codeRun struct {
 	ctx  context.Context
 	sb   *sandbox.Sandbox
 	opts CodeOptions
-	mu   sync.Mutex
-	done int
+	// slots caps the sandboxes running at once over every samples file
+	// read in parallel.
+	slots chan struct{}
+	mu    sync.Mutex
+	done  int
 }
 
 func newCodeRun(ctx context.Context, opts CodeOptions) (*codeRun, error) {
@@ -228,7 +231,11 @@ func newCodeRun(ctx context.Context, opts CodeOptions) (*codeRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &codeRun{ctx: ctx, sb: sb, opts: opts}, nil
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	return &codeRun{ctx: ctx, sb: sb, opts: opts, slots: make(chan struct{}, workers)}, nil
 }
 
 // lineOutcomes are the verdicts on one line's completions.
@@ -271,10 +278,7 @@ func (cr *codeRun) execute(file harness.SampleFile, ct *codeTask) (map[int]*line
 		}
 	}
 	r.Close()
-	workers := cr.opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := cap(cr.slots)
 	next := make(chan job)
 	var wg sync.WaitGroup
 	var firstErr error
@@ -284,7 +288,9 @@ func (cr *codeRun) execute(file harness.SampleFile, ct *codeTask) (map[int]*line
 		go func() {
 			defer wg.Done()
 			for j := range next {
+				cr.slots <- struct{}{}
 				res, err := cr.sb.Run(cr.ctx, j.p)
+				<-cr.slots
 				emu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err
