@@ -96,6 +96,12 @@
 //     package (Unicode 15.0.0 for Go 1.26). CPython 3.11 uses 14.0.0, 3.12
 //     15.0.0, 3.13 15.1.0. Code points assigned in one version and not the
 //     other (4489 between 14.0 and 15.0) can classify differently.
+//   - Later CPythons' re. 3.12 refuses a conditional reference that is not
+//     ASCII digits ((?( 1 )...), (?(+1)...), (?(١)...)), which 3.11 and
+//     pyre accept; 3.12 also matches non-BMP letters case-insensitively in
+//     sets and ranges where 3.11 did not (pyre keeps 3.11's behaviour).
+//     The differential test fails on differences only against CPython
+//     3.11 and lists them against another version.
 //   - Input that is not valid UTF-8, which a Python str cannot hold, is
 //     matched one invalid byte at a time as U+FFFD and returned unchanged.
 //     A lone surrogate, which a Python str can hold, never reaches Go as
