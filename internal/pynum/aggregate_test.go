@@ -172,7 +172,9 @@ func TestGroupFormulasAgainstCPython(t *testing.T) {
 	in, _ := json.Marshal(groups)
 	out := runPython(t, lmEvalPy+`
 for g in json.load(sys.stdin):
-    v, s, n = g["values"], g["stderrs"], g["sizes"]
+    # Go writes 1.0 as 1: make every value the float lm-eval has (an int
+    # item would take sum()'s uncompensated int branch from Python 3.12).
+    v, s, n = [float(x) for x in g["values"]], [float(x) for x in g["stderrs"]], g["sizes"]
     print(" ".join(x.hex() for x in [aggregate_subtask_metrics(v, n), aggregate_subtask_metrics(v, n, False),
         pooled_sample_stderr(s, n)]))
 `, in)
