@@ -31,15 +31,15 @@ const ReplaySchema = "evalcapsule.replay/v1"
 // compare with the packed ones. It is packed as an artifact of its own whose
 // subject is the capsule.
 type ReplayReport struct {
-	Schema string `json:"schema"`
+	Schema string `json:"schema"` // the report's format, "evalcapsule.replay/v1"
 	// Capsule is the capsule manifest's digest.
 	Capsule  string `json:"capsule"`
-	Study    string `json:"study"`
-	Level    string `json:"level"` // "rescore" or "rerun"
-	Replayer Packer `json:"replayer"`
+	Study    string `json:"study"`    // the study's name
+	Level    string `json:"level"`    // "rescore" or "rerun"
+	Replayer Packer `json:"replayer"` // the program that replayed the capsule, and its version
 	// Compared counts the numbers compared; Diffs lists those that differ.
 	Compared int          `json:"compared"`
-	Diffs    []ReplayDiff `json:"diffs"`
+	Diffs    []ReplayDiff `json:"diffs"` // the numbers of the tables that the replay did not reproduce, in the order compared; null when none
 	// Reruns compares each re-executed run with the packed one (rerun).
 	Reruns []study.RerunComparison `json:"reruns,omitempty"`
 	// TolerateGenerations is set when the rerun let documents whose
@@ -59,7 +59,7 @@ type ReplayReport struct {
 	CodeExecution []*analysis.CodeExecution `json:"code_execution,omitempty"`
 	// OK is true when nothing differs (and every rerun agrees).
 	OK        bool `json:"ok"`
-	Simulated bool `json:"simulated"`
+	Simulated bool `json:"simulated"` // whether any run comes from the simulated backend (the capsule says so, or its outputs do)
 	// Ref is what the capsule was opened from (not part of the report's
 	// JSON: it names the reviewer's copy, not the capsule).
 	Ref string `json:"-"`
@@ -72,8 +72,8 @@ type ReplayReport struct {
 type ReplayDiff struct {
 	// Where names the number: table, run or claim, step, task, metric.
 	Where    string `json:"where"`
-	Packed   string `json:"packed"`
-	Replayed string `json:"replayed"`
+	Packed   string `json:"packed"`   // the packed value, as JSON ("null" where it is absent)
+	Replayed string `json:"replayed"` // the value the replay re-derived, as JSON ("null" where it is absent)
 }
 
 // ReplayOptions configures Replay. The zero value re-derives every number

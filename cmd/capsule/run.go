@@ -277,32 +277,32 @@ func firstNonEmpty(xs ...string) string {
 
 // dryRunPlan is what `capsule run --dry-run --json` prints.
 type dryRunPlan struct {
-	Study     string      `json:"study"`
-	Dir       string      `json:"dir"`
-	Runner    string      `json:"runner"`
-	Simulated bool        `json:"simulated"`
-	Image     string      `json:"image,omitempty"`
-	Runs      []dryRunRun `json:"runs"`
+	Study     string      `json:"study"`           // the study's name
+	Dir       string      `json:"dir"`             // the study folder, from which the command lines run
+	Runner    string      `json:"runner"`          // the runner the runs would use: "local", "container", "slurm" or "simulated"
+	Simulated bool        `json:"simulated"`       // whether the runs would use the simulated backend (no lm-eval runs)
+	Image     string      `json:"image,omitempty"` // the container image (--image, else the study's); left out for another runner
+	Runs      []dryRunRun `json:"runs"`            // the planned runs (those --only names, when given), in plan order; empty, never null
 }
 
 type dryRunRun struct {
-	Name   string `json:"name"`
-	Label  string `json:"label"`
-	Dir    string `json:"dir"`
-	Runner string `json:"runner"`
+	Name   string `json:"name"`   // the run's name in the plan ("baseline", "step-1-...")
+	Label  string `json:"label"`  // the run's name for people: "baseline", the step's or variant's name, "factorial: ..."
+	Dir    string `json:"dir"`    // the run's folder, STUDY/runs/NAME
+	Runner string `json:"runner"` // the runner it would use, as the plan's
 	// Argv is the command line run.json records: its --output_path is
 	// relative to the study directory.
 	Argv []string    `json:"argv"`
-	Env  []dryRunEnv `json:"env"`
+	Env  []dryRunEnv `json:"env"` // the environment variables the job sets (HF_TOKEN, passed, under the container runner); empty, never null, otherwise
 }
 
 // dryRunEnv is an environment variable the job sets: to Value, or, when
 // Passed, to its value in the environment capsule run starts in, which is
 // never printed.
 type dryRunEnv struct {
-	Name   string `json:"name"`
-	Value  string `json:"value,omitempty"`
-	Passed bool   `json:"passed,omitempty"`
+	Name   string `json:"name"`             // the variable's name
+	Value  string `json:"value,omitempty"`  // the value the job sets it to; left out when Passed
+	Passed bool   `json:"passed,omitempty"` // whether the job passes its value from capsule run's environment (not printed); left out when false
 }
 
 // dryRun prints every planned run's lm-eval command line without building
