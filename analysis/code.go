@@ -389,11 +389,11 @@ func (ct *codeTask) rescoreLine(s *harness.Sample, want []string, lo *lineOutcom
 // CodeExecution is where and how the completions of a run's code tasks
 // were executed.
 type CodeExecution struct {
-	Sandbox       string  `json:"sandbox"`        // "bubblewrap"
-	Python        string  `json:"python"`         // the interpreter's path
-	PythonVersion string  `json:"python_version"` // "3.11.2"
-	Programs      int     `json:"programs"`       // programs run
-	TimeoutS      float64 `json:"timeout_s"`      // per program
+	Sandbox       string  `json:"sandbox"`        // the sandbox the programs ran in: "bubblewrap"
+	Python        string  `json:"python"`         // the interpreter's path inside the sandbox, e.g. "/usr/bin/python3"
+	PythonVersion string  `json:"python_version"` // what that interpreter said its version is, e.g. "3.11.2"
+	Programs      int     `json:"programs"`       // how many programs (one per completion) were executed
+	TimeoutS      float64 `json:"timeout_s"`      // each program's timeout in seconds (code_eval's default, 3)
 }
 
 func (e *CodeExecution) String() string {

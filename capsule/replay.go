@@ -53,9 +53,10 @@ type ReplayReport struct {
 	// otherwise than the run's run.json, whatever the packed tables say.
 	Differs []string `json:"differs,omitempty"`
 	// CodeChecks are the code tasks' checks with their completions
-	// executed (ReplayOptions.ExecuteCode), and CodeExecution where they
-	// ran.
-	CodeChecks    []analysis.Check          `json:"code_checks,omitempty"`
+	// executed (ReplayOptions.ExecuteCode); task is "run path: task".
+	CodeChecks []analysis.Check `json:"code_checks,omitempty"`
+	// CodeExecution says where those completions ran, one per run with
+	// code tasks.
 	CodeExecution []*analysis.CodeExecution `json:"code_execution,omitempty"`
 	// OK is true when nothing differs (and every rerun agrees).
 	OK        bool `json:"ok"`
