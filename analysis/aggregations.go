@@ -50,7 +50,7 @@ func aggregateWith(agg string, items []float64, pairs [][]float64, kind PyKind, 
 		notes = append(notes, fmt.Sprintf("%s: %s summation of %s", what, s, k))
 	}
 	switch agg {
-	case "mean":
+	case "mean", "agg_inst_level_acc":
 		note("value", kind)
 	case "perplexity":
 		note("value", kind)
@@ -137,7 +137,7 @@ func aggregateItems(agg string, items []float64, pairs [][]float64, kind PyKind,
 		return nil
 	}
 	switch agg {
-	case "mean":
+	case "mean", "agg_inst_level_acc": // IFEval's: the mean of the flattened lists
 		if err := needItems(); err != nil {
 			return val, se, "", err
 		}

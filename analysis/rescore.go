@@ -301,6 +301,8 @@ type metricAcc struct {
 	nonNumeric  string
 	recomputed  []float64
 	recPairs    [][]float64
+	loggedLists [][]float64 // per-doc lists (IFEval's inst_level_*)
+	recLists    [][]float64
 	recKind     PyKind
 	recCount    int
 	unsupported string
@@ -408,6 +410,8 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 				m.logged = append(m.logged, boolFloat(v.Bool))
 			case v.Kind == harness.List && len(v.List) == 2 && isNum(v.List[0]) && isNum(v.List[1]):
 				m.loggedPairs = append(m.loggedPairs, []float64{v.List[0].Num, v.List[1].Num})
+			case v.Kind == harness.List && numberList(v) != nil:
+				m.loggedLists = append(m.loggedLists, numberList(v))
 			default:
 				if m.nonNumeric == "" {
 					m.nonNumeric = fmt.Sprintf("line %d: %s", s.Line, truncate(v.String(), 80))
@@ -452,7 +456,15 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 			logged, _ := s.Value(n)
 			var same bool
 			var rec string
-			if pd.pair != nil {
+			if pd.list != nil {
+				m.recLists = append(m.recLists, pd.list)
+				l := numberList(logged)
+				same = l != nil && len(l) == len(pd.list)
+				for i := 0; same && i < len(l); i++ {
+					same = l[i] == pd.list[i]
+				}
+				rec = fmt.Sprint(pd.list)
+			} else if pd.pair != nil {
 				m.recPairs = append(m.recPairs, pd.pair)
 				same = logged.Kind == harness.List && len(logged.List) == 2 && isNum(logged.List[0]) && isNum(logged.List[1]) &&
 					logged.List[0].Num == pd.pair[0] && logged.List[1].Num == pd.pair[1]
@@ -724,6 +736,16 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 		}
 	}
 	agg, custom := ts.aggregation(rm.Metric)
+	if custom && customAggName(agg) == "agg_inst_level_acc" {
+		lists := m.loggedLists
+		if rescored {
+			lists = m.recLists
+		}
+		if len(lists) != fa.lines {
+			return st.incomplete(c, notes, perDocDiffers, fmt.Sprintf("per-doc %s is not a list of bools on every line", m.name))
+		}
+		agg, custom, items, pairs, kind = "agg_inst_level_acc", false, flatten(lists), nil, PyInt
+	}
 	if custom {
 		return st.incomplete(c, notes, perDocDiffers, fmt.Sprintf("configs[%q] aggregates %s with a task-specific function", task, rm.Metric))
 	}

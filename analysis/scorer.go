@@ -49,6 +49,7 @@ type taskScorer struct {
 
 	metrics       []metricSpec
 	customProcess bool // process_results is a task-specific Python function
+	ifeval        bool // process_results is IFEval's (ifeval, leaderboard_ifeval)
 	exact         map[string]*exactMatch
 	exactErr      error
 	// goldMemo caches normalized references: each doc's target is scored
@@ -107,6 +108,7 @@ func newTaskScorer(task string, cfg harness.Value, rules versionRules) *taskScor
 			ts.metrics = append(ts.metrics, spec)
 		}
 	}
+	ts.ifeval = ts.customProcess && isIFEvalConfig(ts.metrics)
 	ts.exact = map[string]*exactMatch{}
 	ts.goldMemo = map[string]string{}
 	for _, m := range ts.metrics {
@@ -210,6 +212,7 @@ type perDoc struct {
 	value float64
 	kind  PyKind
 	pair  []float64 // f1/mcc items: (gold, pred)
+	list  []float64 // a list per doc (IFEval's inst_level_*), nil otherwise
 }
 
 // lineResult is what rescoring one samples line produced.
@@ -299,6 +302,9 @@ func (ts *taskScorer) rescoreGenerate(s *harness.Sample, filter string, dc *docC
 		res.filtered = append(res.filtered, out.list...)
 	}
 	res.filteredOK = true
+	if ts.ifeval && first.single {
+		return ts.rescoreIFEval(res, dc, first.list[0], want)
+	}
 	if ts.customProcess {
 		res.unsupported = fmt.Sprintf("configs[%q].process_results is a task-specific function", ts.task)
 		return res
