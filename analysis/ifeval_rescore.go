@@ -9,10 +9,15 @@ import (
 // ifevalMetrics are the four metrics IFEval's process_results returns.
 var ifevalMetrics = []string{"prompt_level_strict_acc", "inst_level_strict_acc", "prompt_level_loose_acc", "inst_level_loose_acc"}
 
-// isIFEvalConfig recognises IFEval's metric_list: lm-eval prints
-// process_results as "<function process_results at 0x…>", without its
-// module, so the metrics it returns identify it.
-func isIFEvalConfig(ms []metricSpec) bool {
+// isIFEvalConfig recognises IFEval's process_results: lm-eval writes its
+// source (inspect.getsource), which must call utils.py's two tests, or, when
+// the source could not be read, "<function process_results at 0x…>", and
+// then the metric_list naming only the four metrics identifies it.
+func isIFEvalConfig(cfg harness.Value, ms []metricSpec) bool {
+	if pr, ok := cfg.Get("process_results"); ok && pr.Kind == harness.String && strings.HasPrefix(pr.Str, "def ") &&
+		!(strings.Contains(pr.Str, "test_instruction_following_strict(") && strings.Contains(pr.Str, "test_instruction_following_loose(")) {
+		return false
+	}
 	seen := 0
 	for _, m := range ms {
 		if contains(ifevalMetrics, m.name) {
@@ -22,11 +27,12 @@ func isIFEvalConfig(ms []metricSpec) bool {
 	return seen > 0 && seen == len(ms)
 }
 
-// customAggName is the function name in lm-eval's print of an aggregation
-// given as !function ("<function agg_inst_level_acc at 0x7f…>").
+// customAggName is the function name of an aggregation given as !function:
+// lm-eval writes its source ("def agg_inst_level_acc(items):…") or, without
+// one, its repr ("<function agg_inst_level_acc at 0x7f…>").
 func customAggName(agg string) string {
-	s := strings.TrimPrefix(agg, "<function ")
-	if i := strings.IndexAny(s, " >"); i >= 0 {
+	s := strings.TrimPrefix(strings.TrimPrefix(agg, "<function "), "def ")
+	if i := strings.IndexAny(s, " >("); i >= 0 {
 		s = s[:i]
 	}
 	if j := strings.LastIndexByte(s, '.'); j >= 0 {
@@ -116,4 +122,16 @@ func flatten(ls [][]float64) []float64 {
 		out = append(out, l...)
 	}
 	return out
+}
+
+// isInstLevelAgg recognises utils.agg_inst_level_acc (the mean of the
+// flattened per-doc lists), by its source where lm-eval wrote it.
+func isInstLevelAgg(agg string) bool {
+	if customAggName(agg) != "agg_inst_level_acc" {
+		return false
+	}
+	if strings.HasPrefix(agg, "def ") {
+		return strings.Contains(agg, "for sublist in items for item in sublist") && strings.Contains(agg, "sum(flat_items) / len(flat_items)")
+	}
+	return true
 }

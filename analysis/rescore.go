@@ -736,7 +736,7 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 		}
 	}
 	agg, custom := ts.aggregation(rm.Metric)
-	if custom && customAggName(agg) == "agg_inst_level_acc" {
+	if custom && isInstLevelAgg(agg) {
 		lists := m.loggedLists
 		if rescored {
 			lists = m.recLists

@@ -98,7 +98,7 @@ func newTaskScorer(task string, cfg harness.Value, rules versionRules) *taskScor
 				case "aggregation":
 					if v.Kind == harness.String {
 						spec.aggregation = v.Str
-						spec.customAgg = strings.HasPrefix(v.Str, "<function") || strings.Contains(v.Str, " at 0x")
+						spec.customAgg = strings.HasPrefix(v.Str, "<function") || strings.Contains(v.Str, " at 0x") || strings.HasPrefix(v.Str, "def ")
 					}
 				default:
 					spec.kwargs.Keys = append(spec.kwargs.Keys, k)
@@ -108,7 +108,7 @@ func newTaskScorer(task string, cfg harness.Value, rules versionRules) *taskScor
 			ts.metrics = append(ts.metrics, spec)
 		}
 	}
-	ts.ifeval = ts.customProcess && isIFEvalConfig(ts.metrics)
+	ts.ifeval = ts.customProcess && isIFEvalConfig(cfg, ts.metrics)
 	ts.exact = map[string]*exactMatch{}
 	ts.goldMemo = map[string]string{}
 	for _, m := range ts.metrics {
