@@ -274,6 +274,11 @@ func ifevalChecker(in ifevalInstruction) (ifChecker, error) {
 	case "keywords:letter_frequency":
 		l, e := str("letter")
 		must(e)
+		// build_description draws a random ASCII letter unless letter is
+		// one character whose lower case is a..z.
+		if low, _ := pyLower(l); e == nil && (utf8.RuneCountInString(l) != 1 || len(low) != 1 || low[0] < 'a' || low[0] > 'z') {
+			must(fmt.Errorf("%s %q is not one letter a-z (lm-eval would draw one at random)", field("letter"), l))
+		}
 		f, e := num("let_frequency")
 		must(e)
 		less, e := rel("let_relation")

@@ -59,7 +59,7 @@ func writeIFEval(t *testing.T, py string, edit func(i int, strict []bool) []bool
 		doc := map[string]any{"key": 1000 + i, "prompt": "Write something.", "instruction_id_list": r.ids, "kwargs": r.kwargs}
 		line := map[string]any{"doc_id": i, "doc": doc, "target": "0",
 			"arguments": map[string]any{"gen_args_0": map[string]any{"arg_0": "Write something.", "arg_1": map[string]any{"until": []string{}, "do_sample": false}}},
-			"resps": [][]string{{r.response}}, "filtered_resps": []string{r.response}, "filter": "none",
+			"resps":     [][]string{{r.response}}, "filtered_resps": []string{r.response}, "filter": "none",
 			"metrics":                 []string{"prompt_level_strict_acc", "inst_level_strict_acc", "prompt_level_loose_acc", "inst_level_loose_acc"},
 			"prompt_level_strict_acc": all(strict), "inst_level_strict_acc": strict,
 			"prompt_level_loose_acc": all(r.loose), "inst_level_loose_acc": r.loose}

@@ -58,7 +58,7 @@ func randomIFEvalKwargs(rng *rand.Rand, id string) map[string]any {
 	case "keywords:forbidden_words":
 		kw["forbidden_words"] = []string{words[rng.Intn(len(words))], words[rng.Intn(len(words))]}
 	case "keywords:letter_frequency":
-		kw["letter"], kw["let_frequency"], kw["let_relation"] = []string{"a", "k", "s", "I", "ß"}[rng.Intn(5)], n(), relation()
+		kw["letter"], kw["let_frequency"], kw["let_relation"] = []string{"a", "k", "s", "I", "K"}[rng.Intn(5)], n(), relation()
 	case "length_constraints:number_paragraphs", "detectable_content:number_placeholders",
 		"detectable_format:number_bullet_lists", "detectable_format:number_highlighted_sections":
 		key := map[string]string{"length_constraints:number_paragraphs": "num_paragraphs",

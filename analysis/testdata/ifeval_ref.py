@@ -32,6 +32,8 @@ def check(iid, kw, value):
                 return False
         return True
     if iid == "keywords:letter_frequency":
+        l = kw["letter"]
+        assert len(l) == 1 and 97 <= ord(l.lower()) <= 122, "random letter"
         letters = Counter(value.lower())
         return rel(letters[kw["letter"].strip().lower()], kw["let_frequency"], kw["let_relation"])
     if iid in ("language:response_language", "length_constraints:number_sentences",
