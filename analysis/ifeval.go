@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -92,8 +93,15 @@ func scoreIFEval(doc harness.Value, response string) (ifevalResult, error) {
 	}
 	for _, in := range insts {
 		check, err := ifevalChecker(in)
+		var unknownID *ifevalUnknownIDError
+		if errors.As(err, &unknownID) {
+			return res, err // lm-eval raises KeyError: it cannot have logged this line
+		}
 		if err != nil {
-			return res, err
+			// kwargs lm-eval fills in at random (or rejects): the outcome
+			// cannot be known from the logged doc.
+			why := err.Error()
+			check = func(string) (bool, string) { return false, why }
 		}
 		strict := ifNo
 		if pyStrip(response) != "" {
@@ -524,12 +532,19 @@ func ifevalChecker(in ifevalInstruction) (ifChecker, error) {
 	case "punctuation:no_comma":
 		c = func(s string) (bool, string) { return !strings.Contains(s, ","), "" }
 	default:
-		return nil, fmt.Errorf("doc.instruction_id_list: %q is not in lm-eval's INSTRUCTION_DICT", in.id)
+		return nil, &ifevalUnknownIDError{in.id}
 	}
 	if err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// ifevalUnknownIDError: an instruction id lm-eval's registry does not have.
+type ifevalUnknownIDError struct{ id string }
+
+func (e *ifevalUnknownIDError) Error() string {
+	return fmt.Sprintf("doc.instruction_id_list: %q is not in lm-eval's INSTRUCTION_DICT", e.id)
 }
 
 func strList(v harness.Value, field string) ([]string, error) {

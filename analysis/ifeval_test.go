@@ -166,3 +166,28 @@ func TestIFEvalAgainstPython(t *testing.T) {
 	}
 	t.Logf("%d cases, %d instruction outcomes not recomputable (langdetect, punkt)", n, unknown)
 }
+
+// TestIFEvalKwargsDrawnAtRandom: a kwarg lm-eval drops as falsy and then
+// draws at random leaves that instruction not recomputable, with the
+// reason; an instruction lm-eval does not know is an error.
+func TestIFEvalKwargsDrawnAtRandom(t *testing.T) {
+	doc, err := harness.ParseJSON([]byte(`{"instruction_id_list": ["punctuation:no_comma", "detectable_format:number_highlighted_sections", "keywords:letter_frequency"],
+		"kwargs": [{}, {"num_highlights": 0}, {"letter": "ß", "let_frequency": 2, "let_relation": "at least"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := scoreIFEval(doc, "no commas here")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.instStrict[0] != ifYes || r.instStrict[1] != ifUnknown || r.instStrict[2] != ifUnknown || r.promptStrict != ifUnknown {
+		t.Errorf("outcomes %v, prompt %v", r.instStrict, r.promptStrict)
+	}
+	if !strings.Contains(r.why, "num_highlights is missing") || !strings.Contains(r.why, `"ß" is not one letter a-z`) {
+		t.Errorf("why: %s", r.why)
+	}
+	doc, _ = harness.ParseJSON([]byte(`{"instruction_id_list": ["keywords:key_sentences"], "kwargs": [{}]}`))
+	if _, err := scoreIFEval(doc, "x"); err == nil || !strings.Contains(err.Error(), "INSTRUCTION_DICT") {
+		t.Errorf("unregistered instruction: %v", err)
+	}
+}
