@@ -18,12 +18,14 @@ type versionRules struct {
 	// crashing (v0.4.7+). Older releases crashed, so no file they wrote holds
 	// such a case and the fallback is safe for every version.
 	emptyTupleFallback bool
+	version            harness.VersionRange // for task rules that changed (leaderboard_math)
 }
 
 func rulesFor(vr harness.VersionRange) versionRules {
 	return versionRules{
 		legacyRegex:        vr.Hi.Less(harness.Version{0, 4, 2}),
 		emptyTupleFallback: true,
+		version:            vr,
 	}
 }
 
@@ -50,6 +52,8 @@ type taskScorer struct {
 	metrics       []metricSpec
 	customProcess bool // process_results is a task-specific Python function
 	ifeval        bool // process_results is IFEval's (ifeval, leaderboard_ifeval)
+	mathHard      bool // process_results is leaderboard_math's, under mathRules
+	mathRules     mathHardRules
 	exact         map[string]*exactMatch
 	exactErr      error
 	// goldMemo caches normalized references: each doc's target is scored
@@ -109,6 +113,9 @@ func newTaskScorer(task string, cfg harness.Value, rules versionRules) *taskScor
 		}
 	}
 	ts.ifeval = ts.customProcess && isIFEvalConfig(cfg, ts.metrics)
+	if ts.customProcess && !ts.ifeval {
+		ts.mathRules, ts.mathHard = mathHardRulesFor(task, cfg, rules.version)
+	}
 	ts.exact = map[string]*exactMatch{}
 	ts.goldMemo = map[string]string{}
 	for _, m := range ts.metrics {
@@ -304,6 +311,9 @@ func (ts *taskScorer) rescoreGenerate(s *harness.Sample, filter string, dc *docC
 	res.filteredOK = true
 	if ts.ifeval && first.single {
 		return ts.rescoreIFEval(res, dc, first.list[0], want)
+	}
+	if ts.mathHard && first.single {
+		return ts.rescoreMathHard(res, dc, first.list[0], want)
 	}
 	if ts.customProcess {
 		res.unsupported = fmt.Sprintf("configs[%q].process_results is a task-specific function", ts.task)
