@@ -159,6 +159,23 @@ func aggregateItems(agg string, items []float64, pairs [][]float64, kind PyKind,
 		}
 		stat := func(idx []int) float64 { return NanMean(items, idx, ac.numpy) }
 		return Num(NanMean(items, nil, ac.numpy)), stderr(stat, NumpyFloat), why, nil
+	case "f1_macro", "f1_micro", "f1_weighted", "f1_macro_legacy", "f1_micro_legacy", "f1_weighted_legacy":
+		if err := needPairs(); err != nil {
+			return val, se, "", err
+		}
+		golds := make([]int, n)
+		preds := make([]int, n)
+		for i, p := range pairs {
+			golds[i], preds[i] = int(p[0]), int(p[1])
+		}
+		avg, legacy := f1AverageOf(agg)
+		why = "sklearn f1_score(average=\"" + avg + "\")"
+		if legacy {
+			why += " as scikit-learn before 1.4 computes it"
+		} else {
+			why += " as scikit-learn 1.4 and later compute it"
+		}
+		return Num(F1Average(golds, preds, avg, legacy)), NA, why + ", no stderr", nil
 	case "f1", "matthews_corrcoef":
 		if err := needPairs(); err != nil {
 			return val, se, "", err

@@ -736,6 +736,9 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 		}
 	}
 	agg, custom := ts.aggregation(rm.Metric)
+	if avg, ok := sklearnF1Average(agg); custom && ok {
+		agg, custom = "f1_"+avg, false
+	}
 	if custom && isInstLevelAgg(agg) {
 		lists := m.loggedLists
 		if rescored {
@@ -755,9 +758,26 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 	}
 	var tried []string
 	var firstVal, firstErr Number
-	for i, rule := range st.pyRules {
+	// Each aggregation lm-eval's dependencies may have computed (two
+	// scikit-learn formulas for the averaged f1s), under each sum rule.
+	type attempt struct {
+		agg  string
+		rule Summation
+	}
+	var attempts []attempt
+	for _, a := range aggCandidates(agg) {
+		for _, r := range st.pyRules {
+			attempts = append(attempts, attempt{a, r})
+		}
+	}
+	settled := map[string]bool{}
+	for i, at := range attempts {
+		if settled[at.agg] {
+			continue
+		}
+		rule := at.rule
 		ac.rule = rule
-		val, se, why, ruleMatters, err := aggregateWith(agg, items, pairs, kind, ac)
+		val, se, why, ruleMatters, err := aggregateWith(at.agg, items, pairs, kind, ac)
 		if err != nil {
 			return st.incomplete(c, notes, perDocDiffers, err.Error())
 		}
@@ -789,7 +809,7 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 			return c
 		}
 		if !ruleMatters {
-			break // no sum follows the rule: another gives the same bits
+			settled[at.agg] = true // no sum follows the rule: another gives the same bits
 		}
 	}
 	c.Recomputed, c.RecomputedStderr = firstVal, firstErr
