@@ -169,13 +169,17 @@ func aggregateItems(agg string, items []float64, pairs [][]float64, kind PyKind,
 			golds[i], preds[i] = int(p[0]), int(p[1])
 		}
 		avg, legacy := f1AverageOf(agg)
+		v := F1Average(golds, preds, avg, legacy)
 		why = "sklearn f1_score(average=\"" + avg + "\")"
-		if legacy {
+		switch {
+		case v == F1Average(golds, preds, avg, !legacy):
+			why += " (scikit-learn's formulas before and from 1.4 agree here)"
+		case legacy:
 			why += " as scikit-learn before 1.4 computes it"
-		} else {
+		default:
 			why += " as scikit-learn 1.4 and later compute it"
 		}
-		return Num(F1Average(golds, preds, avg, legacy)), NA, why + ", no stderr", nil
+		return Num(v), NA, why + ", no stderr", nil
 	case "f1", "matthews_corrcoef":
 		if err := needPairs(); err != nil {
 			return val, se, "", err
