@@ -133,3 +133,10 @@ func f1AverageOf(agg string) (average string, legacy bool) {
 	}
 	return s, false
 }
+
+// reasonBrier: lm-eval logs brier_score's per-doc (gold, softmax) pair with
+// the numpy array printed by str(), eight significant digits, so the mean
+// cannot be re-aggregated exactly; recomputing the softmax from the
+// log-likelihoods needs numpy's np.exp, whose SIMD implementation is not
+// bit-reproducible in Go.
+const reasonBrier = "brier_score's per-doc probabilities are logged as a numpy array printed with str(), which keeps 8 significant digits, and np.exp's SIMD results are not reproduced bit for bit: the aggregate cannot be recomputed exactly"

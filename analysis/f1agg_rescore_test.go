@@ -88,3 +88,24 @@ func TestWeightedF1Rescored(t *testing.T) {
 	}
 	t.Log(c.Reason)
 }
+
+// TestBrierScoreSaysWhy: brier_score's logged per-doc arrays lose digits;
+// the check says so rather than averaging them.
+func TestBrierScoreSaysWhy(t *testing.T) {
+	py := testenv.Python(t, "sklearn")
+	dir := writeWeightedF1(t, py)
+	matches, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for _, p := range matches {
+		rewrite(t, p, func(s string) string {
+			if strings.HasSuffix(p, ".json") {
+				s = strings.Replace(s, `"f1,none"`, `"brier_score,none": 0.7, "brier_score_stderr,none": "N/A", "f1,none"`, 1)
+				return strings.Replace(s, `"metric_list": [`, `"metric_list": [{"metric": "brier_score", "higher_is_better": false}, `, 1)
+			}
+			return strings.ReplaceAll(s, `"metrics":["f1"],`, `"brier_score":[1,"[0.25 0.25 0.25 0.25]"],"metrics":["f1","brier_score"],`)
+		})
+	}
+	c := find(t, rescore(t, dir), "afrimmlu_x", "brier_score", "none")
+	if c.Level != analysis.LevelNone || !strings.Contains(c.Reason, "str()") {
+		t.Fatalf("level %s, status %s: %s", c.Level, c.Status, c.Reason)
+	}
+}

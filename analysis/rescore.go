@@ -709,6 +709,9 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 		c.Level = LevelReaggregated
 		items, pairs, kind = m.logged, m.loggedPairs, m.loggedKind
 		if m.nonNumeric != "" {
+			if agg, _ := ts.aggregation(rm.Metric); agg == "brier_score" {
+				return none(reasonBrier + fmt.Sprintf(" (%s)", m.nonNumeric))
+			}
 			return none(fmt.Sprintf("per-doc %s is not numeric (%s)", m.name, m.nonNumeric))
 		}
 		if m.unsupported != "" {
