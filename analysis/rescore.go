@@ -306,6 +306,7 @@ type metricAcc struct {
 	recKind     PyKind
 	recCount    int
 	unsupported string
+	notRecomp   int // lines whose per-doc value was not recomputed
 	diffs       int
 	diffList    []DocDiff
 }
@@ -443,6 +444,7 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 			m := fa.metric(n)
 			pd, ok := findPerDoc(lr.values, n)
 			if !ok {
+				m.notRecomp++
 				if m.unsupported == "" {
 					m.unsupported = lr.unsupported
 					if m.unsupported == "" {
@@ -718,6 +720,10 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 			what := m.unsupported
 			if fa.checked == fa.lines && fa.fdiffs == 0 && fa.lines > 0 {
 				what += "; filtered_resps re-derived and identical on all lines"
+			}
+			if m.recCount > 0 {
+				// Some lines were recomputed (and compared): say how many were not.
+				what = fmt.Sprintf("%d of %d lines not recomputed (first: %s)", m.notRecomp, fa.lines, what)
 			}
 			notes = append(notes, "aggregated from the logged per-doc values: "+what)
 		}
