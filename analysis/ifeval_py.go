@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"encoding/binary"
 	"regexp"
 	"strings"
 	"unicode"
@@ -42,6 +43,12 @@ func quoteMeta(s string) string { return regexp.QuoteMeta(s) }
 // Python's re.IGNORECASE lets it match: Unicode simple case folding, plus
 // re's extra equivalence of i, İ and ı.
 func pyFoldKey(r rune) rune {
+	if r < 0x80 { // an ASCII orbit's least member is its upper case
+		if r >= 'a' && r <= 'z' {
+			return r - 'a' + 'A'
+		}
+		return r
+	}
 	switch r {
 	case 'ı', 'İ':
 		return 'I'
@@ -62,32 +69,39 @@ func pyIgnoreCaseCount(s, word string, bounded, first bool) (int, string) {
 	if !isPlainLiteral(word) {
 		return 0, "the keyword " + quoteForReason(word) + " is a regular expression that is not re-implemented"
 	}
-	w := []rune(word)
-	for i := range w {
-		w[i] = pyFoldKey(w[i])
-	}
 	t := []rune(s)
+	// Folded keys as fixed 4-byte units, so that strings.Index finds
+	// candidates in linear time whatever the lengths a hostile doc gives.
+	enc := func(rs []rune) string {
+		b := make([]byte, 4*len(rs))
+		for i, r := range rs {
+			binary.BigEndian.PutUint32(b[4*i:], uint32(pyFoldKey(r)))
+		}
+		return string(b)
+	}
+	hay, needle := enc(t), enc([]rune(word))
+	w := len(needle) / 4
 	n := 0
-	for i := 0; i+len(w) <= len(t); {
-		ok := true
-		for j := range w {
-			if pyFoldKey(t[i+j]) != w[j] {
-				ok = false
-				break
-			}
+	for from := 0; from+len(needle) <= len(hay); {
+		j := strings.Index(hay[from:], needle)
+		if j < 0 {
+			break
 		}
-		if ok && bounded {
-			ok = pyBoundary(t, i) && pyBoundary(t, i+len(w))
+		at := from + j
+		if at%4 != 0 {
+			from = at + (4 - at%4) // not on a character boundary
+			continue
 		}
-		if !ok {
-			i++
+		i := at / 4
+		if bounded && !(pyBoundary(t, i) && pyBoundary(t, i+w)) {
+			from = at + 4 // re.search tries every start
 			continue
 		}
 		n++
 		if first {
 			return n, ""
 		}
-		i += len(w)
+		from = at + len(needle) // findall: matches do not overlap
 	}
 	return n, ""
 }

@@ -191,3 +191,20 @@ func TestIFEvalKwargsDrawnAtRandom(t *testing.T) {
 		t.Errorf("unregistered instruction: %v", err)
 	}
 }
+
+// BenchmarkScoreIFEval scores a 6 KB response against five instructions,
+// strict and loose.
+func BenchmarkScoreIFEval(b *testing.B) {
+	doc, err := harness.ParseJSON([]byte(`{"instruction_id_list": ["keywords:existence", "keywords:forbidden_words", "length_constraints:number_words", "detectable_format:number_highlighted_sections", "detectable_format:json_format"],
+		"kwargs": [{"keywords": ["model", "score"]}, {"forbidden_words": ["never", "always"]}, {"num_words": 300, "relation": "at least"}, {"num_highlights": 3}, {}]}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp := strings.Repeat("The *model* writes a line about its score, and then another one.\n", 100)
+	b.SetBytes(int64(len(resp)))
+	for i := 0; i < b.N; i++ {
+		if _, err := scoreIFEval(doc, resp); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
