@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"encoding/binary"
+	"fmt"
 	"regexp"
 	"strings"
 	"unicode"
@@ -69,9 +70,13 @@ func pyIgnoreCaseCount(s, word string, bounded, first bool) (int, string) {
 	if !isPlainLiteral(word) {
 		return 0, "the keyword " + quoteForReason(word) + " is a regular expression that is not re-implemented"
 	}
+	if len(word) > maxKeyword {
+		// Bounded work on hostile input: IFEval's keywords are words.
+		return 0, fmt.Sprintf("the keyword is longer than %d bytes and is not searched for", maxKeyword)
+	}
 	t := []rune(s)
 	// Folded keys as fixed 4-byte units, so that strings.Index finds
-	// candidates in linear time whatever the lengths a hostile doc gives.
+	// candidates quickly.
 	enc := func(rs []rune) string {
 		b := make([]byte, 4*len(rs))
 		for i, r := range rs {
@@ -105,6 +110,10 @@ func pyIgnoreCaseCount(s, word string, bounded, first bool) (int, string) {
 	}
 	return n, ""
 }
+
+// maxKeyword bounds the keywords searched for (IFEval's longest is a
+// short phrase).
+const maxKeyword = 1000
 
 // pyBoundary is re's Unicode \b at rune index i.
 func pyBoundary(t []rune, i int) bool {
