@@ -302,6 +302,7 @@ type metricAcc struct {
 	recomputed  []float64
 	recPairs    [][]float64
 	loggedLists [][]float64 // per-doc lists (IFEval's inst_level_*)
+	listLine    string      // the first line logging a list, for the reason
 	recLists    [][]float64
 	recKind     PyKind
 	recCount    int
@@ -413,6 +414,10 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 				m.loggedPairs = append(m.loggedPairs, []float64{v.List[0].Num, v.List[1].Num})
 			case v.Kind == harness.List && numberList(v) != nil:
 				m.loggedLists = append(m.loggedLists, numberList(v))
+				m.logged = append(m.logged, math.NaN()) // keep one value per line
+				if m.listLine == "" {
+					m.listLine = fmt.Sprintf("line %d: %s", s.Line, truncate(v.String(), 80))
+				}
 			default:
 				if m.nonNumeric == "" {
 					m.nonNumeric = fmt.Sprintf("line %d: %s", s.Line, truncate(v.String(), 80))
@@ -710,6 +715,9 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 	} else {
 		c.Level = LevelReaggregated
 		items, pairs, kind = m.logged, m.loggedPairs, m.loggedKind
+		if agg, _ := ts.aggregation(rm.Metric); m.listLine != "" && m.nonNumeric == "" && !isInstLevelAgg(agg) {
+			return none(fmt.Sprintf("per-doc %s is a list (%s), which only agg_inst_level_acc aggregates here", m.name, m.listLine))
+		}
 		if m.nonNumeric != "" {
 			if agg, _ := ts.aggregation(rm.Metric); agg == "brier_score" {
 				return none(reasonBrier + fmt.Sprintf(" (%s)", m.nonNumeric))
