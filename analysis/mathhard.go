@@ -30,11 +30,13 @@ const (
 	mathHardVerify                        // ≥ v0.4.9
 )
 
-// mathHardRulesFor tells the rules from process_results' source, which
-// lm-eval writes into configs, else from the lm-eval version.
+// mathHardRulesFor tells the rules of a leaderboard_math_* task from
+// process_results' source, which lm-eval writes into configs, else from the
+// lm-eval version.
 func mathHardRulesFor(task string, cfg harness.Value, vr harness.VersionRange) (mathHardRules, bool) {
 	pr, ok := cfg.Get("process_results")
-	if !ok || pr.Kind != harness.String {
+	// minerva_math and putnam_axiom share the helpers, not the rules.
+	if !ok || pr.Kind != harness.String || !strings.HasPrefix(task, "leaderboard_math_") {
 		return 0, false
 	}
 	if strings.HasPrefix(pr.Str, "def ") {
@@ -47,9 +49,6 @@ func mathHardRulesFor(task string, cfg harness.Value, vr harness.VersionRange) (
 			return mathHardShortcut, true
 		}
 		return mathHardSympy, true
-	}
-	if !strings.HasPrefix(task, "leaderboard_math_") {
-		return 0, false
 	}
 	switch {
 	case vr.Hi.Less(harness.Version{0, 4, 6}):

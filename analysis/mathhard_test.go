@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/internal/testenv"
 )
 
@@ -100,5 +101,20 @@ func TestMathHardScore(t *testing.T) {
 		if (why == "") != c.recomputable || c.recomputable && v != c.want {
 			t.Errorf("%v %s %q gold %q: %v, %q; want %v recomputable %v", c.rules, c.metric, c.response, c.gold, v, why, c.want, c.recomputable)
 		}
+	}
+}
+
+// TestMathHardOnlyLeaderboard: minerva_math shares the helpers (and their
+// names in its source) but not the rules.
+func TestMathHardOnlyLeaderboard(t *testing.T) {
+	cfg, err := harness.ParseJSON([]byte(`{"process_results": "def process_results(doc, results):\n    unnormalized_answer = get_unnormalized_answer(candidates)\n"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := mathHardRulesFor("minerva_math_algebra", cfg, harness.VersionRange{}); ok {
+		t.Error("minerva_math taken for leaderboard_math")
+	}
+	if r, ok := mathHardRulesFor("leaderboard_math_algebra_hard", cfg, harness.VersionRange{}); !ok || r != mathHardSympy {
+		t.Errorf("leaderboard_math_algebra_hard: %v %v", r, ok)
 	}
 }
