@@ -12,8 +12,13 @@ var ifevalMetrics = []string{"prompt_level_strict_acc", "inst_level_strict_acc",
 // isIFEvalConfig recognises IFEval's process_results: lm-eval writes its
 // source (inspect.getsource), which must call utils.py's two tests, or, when
 // the source could not be read, "<function process_results at 0x…>", and
-// then the metric_list naming only the four metrics identifies it.
-func isIFEvalConfig(cfg harness.Value, ms []metricSpec) bool {
+// then the metric_list naming only the four metrics identifies it. Only
+// ifeval and leaderboard_ifeval: the multilingual ifeval_ca and ifeval_es
+// have the same metrics and process_results over other checkers.
+func isIFEvalConfig(task string, cfg harness.Value, ms []metricSpec) bool {
+	if task != "ifeval" && task != "leaderboard_ifeval" {
+		return false
+	}
 	if pr, ok := cfg.Get("process_results"); ok && pr.Kind == harness.String && strings.HasPrefix(pr.Str, "def ") &&
 		!(strings.Contains(pr.Str, "test_instruction_following_strict(") && strings.Contains(pr.Str, "test_instruction_following_loose(")) {
 		return false

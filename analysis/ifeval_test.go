@@ -208,3 +208,18 @@ func BenchmarkScoreIFEval(b *testing.B) {
 		}
 	}
 }
+
+// TestIFEvalOnlyItsTasks: ifeval_es has IFEval's metrics and
+// process_results over its own checkers; it is not taken for IFEval.
+func TestIFEvalOnlyItsTasks(t *testing.T) {
+	cfg, err := harness.ParseJSON([]byte(`{"process_results": "def process_results(doc, results):\n    out_strict = test_instruction_following_strict(inp, response)\n    out_loose = test_instruction_following_loose(inp, response)\n"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := []metricSpec{{name: "prompt_level_strict_acc"}, {name: "inst_level_strict_acc"}}
+	for task, want := range map[string]bool{"ifeval": true, "leaderboard_ifeval": true, "ifeval_es": false, "ifeval_ca": false} {
+		if got := isIFEvalConfig(task, cfg, ms); got != want {
+			t.Errorf("%s: %v, want %v", task, got, want)
+		}
+	}
+}

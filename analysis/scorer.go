@@ -112,7 +112,7 @@ func newTaskScorer(task string, cfg harness.Value, rules versionRules) *taskScor
 			ts.metrics = append(ts.metrics, spec)
 		}
 	}
-	ts.ifeval = ts.customProcess && isIFEvalConfig(cfg, ts.metrics)
+	ts.ifeval = ts.customProcess && isIFEvalConfig(task, cfg, ts.metrics)
 	if ts.customProcess && !ts.ifeval {
 		ts.mathRules, ts.mathHard = mathHardRulesFor(task, cfg, rules.version)
 	}
