@@ -330,9 +330,13 @@ type metricAcc struct {
 	nonNumeric  string
 	recomputed  []float64
 	recPairs    [][]float64
+	loggedLists [][]float64 // per-doc lists (IFEval's inst_level_*)
+	listLine    string      // the first line logging a list, for the reason
+	recLists    [][]float64
 	recKind     PyKind
 	recCount    int
 	unsupported string
+	notRecomp   int // lines whose per-doc value was not recomputed
 	diffs       int
 	diffList    []DocDiff
 }
@@ -445,6 +449,12 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 				m.logged = append(m.logged, boolFloat(v.Bool))
 			case v.Kind == harness.List && len(v.List) == 2 && isNum(v.List[0]) && isNum(v.List[1]):
 				m.loggedPairs = append(m.loggedPairs, []float64{v.List[0].Num, v.List[1].Num})
+			case v.Kind == harness.List && numberList(v) != nil:
+				m.loggedLists = append(m.loggedLists, numberList(v))
+				m.logged = append(m.logged, math.NaN()) // keep one value per line
+				if m.listLine == "" {
+					m.listLine = fmt.Sprintf("line %d: %s", s.Line, truncate(v.String(), 80))
+				}
 			default:
 				if m.nonNumeric == "" {
 					m.nonNumeric = fmt.Sprintf("line %d: %s", s.Line, truncate(v.String(), 80))
@@ -490,6 +500,7 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 			m := fa.metric(n)
 			pd, ok := findPerDoc(lr.values, n)
 			if !ok {
+				m.notRecomp++
 				if m.unsupported == "" {
 					m.unsupported = lr.unsupported
 					if m.unsupported == "" {
@@ -503,7 +514,15 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 			logged, _ := s.Value(n)
 			var same bool
 			var rec string
-			if pd.pair != nil {
+			if pd.list != nil {
+				m.recLists = append(m.recLists, pd.list)
+				l := numberList(logged)
+				same = l != nil && len(l) == len(pd.list)
+				for i := 0; same && i < len(l); i++ {
+					same = l[i] == pd.list[i]
+				}
+				rec = fmt.Sprint(pd.list)
+			} else if pd.pair != nil {
 				m.recPairs = append(m.recPairs, pd.pair)
 				same = logged.Kind == harness.List && len(logged.List) == 2 && isNum(logged.List[0]) && isNum(logged.List[1]) &&
 					logged.List[0].Num == pd.pair[0] && logged.List[1].Num == pd.pair[1]
@@ -751,13 +770,23 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 	} else {
 		c.Level = LevelReaggregated
 		items, pairs, kind = m.logged, m.loggedPairs, m.loggedKind
+		if agg, _ := ts.aggregation(rm.Metric); m.listLine != "" && m.nonNumeric == "" && !isInstLevelAgg(agg) {
+			return none(fmt.Sprintf("per-doc %s is a list (%s), which only agg_inst_level_acc aggregates here", m.name, m.listLine))
+		}
 		if m.nonNumeric != "" {
+			if agg, _ := ts.aggregation(rm.Metric); agg == "brier_score" {
+				return none(reasonBrier + fmt.Sprintf(" (%s)", m.nonNumeric))
+			}
 			return none(fmt.Sprintf("per-doc %s is not numeric (%s)", m.name, m.nonNumeric))
 		}
 		if m.unsupported != "" {
 			what := m.unsupported
 			if fa.checked == fa.lines && fa.fdiffs == 0 && fa.lines > 0 {
 				what += "; filtered_resps re-derived and identical on all lines"
+			}
+			if m.recCount > 0 {
+				// Some lines were recomputed (and compared): say how many were not.
+				what = fmt.Sprintf("%d of %d lines not recomputed (first: %s)", m.notRecomp, fa.lines, what)
 			}
 			notes = append(notes, "aggregated from the logged per-doc values: "+what)
 		}
@@ -779,6 +808,19 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 		}
 	}
 	agg, custom := ts.aggregation(rm.Metric)
+	if avg, ok := sklearnF1Average(agg); custom && ok {
+		agg, custom = "f1_"+avg, false
+	}
+	if custom && isInstLevelAgg(agg) {
+		lists := m.loggedLists
+		if rescored {
+			lists = m.recLists
+		}
+		if len(lists) != fa.lines {
+			return st.incomplete(c, notes, perDocDiffers, fmt.Sprintf("per-doc %s is not a list of bools on every line", m.name))
+		}
+		agg, custom, items, pairs, kind = "agg_inst_level_acc", false, flatten(lists), nil, PyInt
+	}
 	if custom {
 		return st.incomplete(c, notes, perDocDiffers, fmt.Sprintf("configs[%q] aggregates %s with a task-specific function", task, rm.Metric))
 	}
@@ -788,9 +830,26 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 	}
 	var tried []string
 	var firstVal, firstErr Number
-	for i, rule := range st.pyRules {
+	// Each aggregation lm-eval's dependencies may have computed (two
+	// scikit-learn formulas for the averaged f1s), under each sum rule.
+	type attempt struct {
+		agg  string
+		rule Summation
+	}
+	var attempts []attempt
+	for _, a := range aggCandidates(agg) {
+		for _, r := range st.pyRules {
+			attempts = append(attempts, attempt{a, r})
+		}
+	}
+	settled := map[string]bool{}
+	for i, at := range attempts {
+		if settled[at.agg] {
+			continue
+		}
+		rule := at.rule
 		ac.rule = rule
-		val, se, why, ruleMatters, err := aggregateWith(agg, items, pairs, kind, ac)
+		val, se, why, ruleMatters, err := aggregateWith(at.agg, items, pairs, kind, ac)
 		if err != nil {
 			return st.incomplete(c, notes, perDocDiffers, err.Error())
 		}
@@ -822,7 +881,7 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 			return c
 		}
 		if !ruleMatters {
-			break // no sum follows the rule: another gives the same bits
+			settled[at.agg] = true // no sum follows the rule: another gives the same bits
 		}
 	}
 	c.Recomputed, c.RecomputedStderr = firstVal, firstErr

@@ -18,12 +18,14 @@ type versionRules struct {
 	// crashing (v0.4.7+). Older releases crashed, so no file they wrote holds
 	// such a case and the fallback is safe for every version.
 	emptyTupleFallback bool
+	version            harness.VersionRange // for task rules that changed (leaderboard_math)
 }
 
 func rulesFor(vr harness.VersionRange) versionRules {
 	return versionRules{
 		legacyRegex:        vr.Hi.Less(harness.Version{0, 4, 2}),
 		emptyTupleFallback: true,
+		version:            vr,
 	}
 }
 
@@ -49,6 +51,9 @@ type taskScorer struct {
 
 	metrics       []metricSpec
 	customProcess bool // process_results is a task-specific Python function
+	ifeval        bool // process_results is IFEval's (ifeval, leaderboard_ifeval)
+	mathHard      bool // process_results is leaderboard_math's, under mathRules
+	mathRules     mathHardRules
 	exact         map[string]*exactMatch
 	exactErr      error
 	// goldMemo caches normalized references: each doc's target is scored
@@ -97,7 +102,7 @@ func newTaskScorer(task string, cfg harness.Value, rules versionRules) *taskScor
 				case "aggregation":
 					if v.Kind == harness.String {
 						spec.aggregation = v.Str
-						spec.customAgg = strings.HasPrefix(v.Str, "<function") || strings.Contains(v.Str, " at 0x")
+						spec.customAgg = strings.HasPrefix(v.Str, "<function") || strings.Contains(v.Str, " at 0x") || strings.HasPrefix(v.Str, "def ")
 					}
 				default:
 					spec.kwargs.Keys = append(spec.kwargs.Keys, k)
@@ -106,6 +111,10 @@ func newTaskScorer(task string, cfg harness.Value, rules versionRules) *taskScor
 			}
 			ts.metrics = append(ts.metrics, spec)
 		}
+	}
+	ts.ifeval = ts.customProcess && isIFEvalConfig(task, cfg, ts.metrics)
+	if ts.customProcess && !ts.ifeval {
+		ts.mathRules, ts.mathHard = mathHardRulesFor(task, cfg, rules.version)
 	}
 	ts.exact = map[string]*exactMatch{}
 	ts.goldMemo = map[string]string{}
@@ -210,6 +219,7 @@ type perDoc struct {
 	value float64
 	kind  PyKind
 	pair  []float64 // f1/mcc items: (gold, pred)
+	list  []float64 // a list per doc (IFEval's inst_level_*), nil otherwise
 }
 
 // lineResult is what rescoring one samples line produced.
@@ -299,6 +309,12 @@ func (ts *taskScorer) rescoreGenerate(s *harness.Sample, filter string, dc *docC
 		res.filtered = append(res.filtered, out.list...)
 	}
 	res.filteredOK = true
+	if ts.ifeval && first.single {
+		return ts.rescoreIFEval(res, dc, first.list[0], want)
+	}
+	if ts.mathHard && first.single {
+		return ts.rescoreMathHard(res, dc, first.list[0], want)
+	}
 	if ts.customProcess {
 		res.unsupported = fmt.Sprintf("configs[%q].process_results is a task-specific function", ts.task)
 		return res
