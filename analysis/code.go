@@ -389,15 +389,15 @@ func (ct *codeTask) rescoreLine(s *harness.Sample, want []string, lo *lineOutcom
 // CodeExecution is where and how the completions of a run's code tasks
 // were executed.
 type CodeExecution struct {
-	Sandbox       string  `json:"sandbox"`        // the sandbox the programs ran in: "bubblewrap"
-	Python        string  `json:"python"`         // the interpreter's path inside the sandbox, e.g. "/usr/bin/python3"
-	PythonVersion string  `json:"python_version"` // what that interpreter said its version is, e.g. "3.11.2"
-	Programs      int     `json:"programs"`       // how many programs (one per completion) were executed
-	TimeoutS      float64 `json:"timeout_s"`      // each program's timeout in seconds (code_eval's default, 3)
+	Sandbox       string `json:"sandbox"`        // the sandbox the programs ran in: "bubblewrap"
+	Python        string `json:"python"`         // the interpreter's path inside the sandbox, e.g. "/usr/bin/python3"
+	PythonVersion string `json:"python_version"` // what that interpreter said its version is, e.g. "3.11.2"
+	Programs      int    `json:"programs"`       // how many programs (one per completion) were executed
+	TimeoutMS     int    `json:"timeout_ms"`     // each program's timeout in milliseconds (code_eval's default, 3000)
 }
 
 func (e *CodeExecution) String() string {
-	return fmt.Sprintf("%d programs executed in the %s sandbox with Python %s (%s), %g s timeout each", e.Programs, e.Sandbox, e.PythonVersion, e.Python, e.TimeoutS)
+	return fmt.Sprintf("%d programs executed in the %s sandbox with Python %s (%s), %g s timeout each", e.Programs, e.Sandbox, e.PythonVersion, e.Python, float64(e.TimeoutMS)/1000)
 }
 
 // codeExecution sums up the programs a run's code tasks ran.
@@ -414,5 +414,5 @@ func (st *runState) codeExecution() *CodeExecution {
 	if n == 0 {
 		return nil
 	}
-	return &CodeExecution{Sandbox: "bubblewrap", Python: st.code.sb.Python(), PythonVersion: strings.TrimPrefix(st.code.sb.PythonVersion, "Python "), Programs: n, TimeoutS: 3}
+	return &CodeExecution{Sandbox: "bubblewrap", Python: st.code.sb.Python(), PythonVersion: strings.TrimPrefix(st.code.sb.PythonVersion, "Python "), Programs: n, TimeoutMS: 3000}
 }
