@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // The planted model line (Line): every checkpoint improves on the one
@@ -43,7 +45,8 @@ var LineTasks = []string{"gsm8k", "gsm8k_cot_llama", "gsm8k_llama", "mmlu"}
 type LineOptions struct {
 	// Checkpoints in the line (default 8); checkpoint 0 is the baseline.
 	Checkpoints int
-	// Model names the line; checkpoint i is "<Model>@step-<(i+1)·1000>".
+	// Model names the line; checkpoint i is "<Model>-step-<(i+1)·1000>"
+	// ("simulated/line-1b-step-06000").
 	Model string
 	// GSM8KDocs per GSM8K task (default 400), MMLUDocsPerSubject per MMLU
 	// subject (default 8, 456 questions).
@@ -86,7 +89,7 @@ func Line(o LineOptions) []Checkpoint {
 	for i := range out {
 		name := fmt.Sprintf("step-%05d", (i+1)*1000)
 		c := Checkpoint{Index: i, Name: name, Options: Options{
-			Seed: seed, Model: o.Model + "@" + name, Tasks: append([]string(nil), LineTasks...),
+			Seed: seed, Model: o.Model + "-" + name, Tasks: append([]string(nil), LineTasks...),
 			GSM8KDocs: o.GSM8KDocs, MMLUDocsPerSubject: o.MMLUDocsPerSubject, LMEvalVersion: o.LMEvalVersion,
 			GSM8KAccuracy: LineGSM8KStart + LineGSM8KStep*float64(i),
 			MMLUAccuracy:  LineMMLUStart + LineMMLUStep*float64(i),
@@ -118,4 +121,33 @@ func WriteLine(dir string, o LineOptions) ([]Checkpoint, []Output, error) {
 		outs[i] = out
 	}
 	return cps, outs, nil
+}
+
+// LineCheckpoint recognises a checkpoint of the default line by its model
+// id ("simulated/line-1b-step-06000"), so that the simulated runner can run
+// a suite against it: it returns the checkpoint of a line long enough to
+// hold it.
+func LineCheckpoint(modelID string) (Checkpoint, bool) {
+	rest, ok := strings.CutPrefix(modelID, DefaultLineModel+"-step-")
+	if !ok || len(rest) != 5 {
+		return Checkpoint{}, false
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n < 1000 || n%1000 != 0 || n > 100_000 {
+		return Checkpoint{}, false
+	}
+	i := n/1000 - 1
+	return Line(LineOptions{Checkpoints: i + 1})[i], true
+}
+
+// onLine makes o, the options a run's settings give, a run of checkpoint
+// c: its seed, planted accuracies and shift; the line's sizes unless the
+// run sets a --limit.
+func onLine(o Options, c Checkpoint) Options {
+	o.Seed, o.Model = c.Options.Seed, c.Options.Model
+	o.GSM8KAccuracy, o.MMLUAccuracy, o.TaskShift = c.Options.GSM8KAccuracy, c.Options.MMLUAccuracy, c.Options.TaskShift
+	if o.GSM8KDocs == 0 {
+		o.GSM8KDocs, o.MMLUDocsPerSubject = c.Options.GSM8KDocs, c.Options.MMLUDocsPerSubject
+	}
+	return o
 }
