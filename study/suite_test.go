@@ -83,3 +83,19 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// TestDocumentedSuiteIsTheTemplate: docs/gate.md shows the template
+// capsule suite init writes, less its header comment.
+func TestDocumentedSuiteIsTheTemplate(t *testing.T) {
+	b, err := os.ReadFile("../docs/gate.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, _ := strings.Cut(string(b), "## Suites")
+	_, block, _ := strings.Cut(after, "```yaml\n")
+	block, _, _ = strings.Cut(block, "```")
+	_, tmpl, _ := strings.Cut(SuiteTemplate, "kind: suite\n")
+	if block != "kind: suite\n"+tmpl {
+		t.Errorf("docs/gate.md's suite:\n%s\nthe template:\n%s", block, "kind: suite\n"+tmpl)
+	}
+}
