@@ -461,8 +461,10 @@ func judge(m *MetricResult, gain, lo, hi, margin float64, p *Policy) {
 		switch {
 		case math.IsNaN(hi):
 			m.Verdict, m.Reason = Pass, "no interval (one document): no drop can be shown"
-		case lo > 0:
+		case lo > 0 && m.PHolm <= p.Alpha:
 			m.Verdict, m.Reason = Pass, fmt.Sprintf("significant gain of %s", unit(gain))
+		case lo > 0:
+			m.Verdict, m.Reason = Pass, "no drop: the interval lies above 0"
 		case !(hi < 0):
 			m.Verdict, m.Reason = Pass, "no significant drop: the interval reaches 0"
 		case m.PHolm > p.Alpha:
