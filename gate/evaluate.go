@@ -145,6 +145,14 @@ func Evaluate(baseline, candidate *Side, p *Policy) (*Result, error) {
 				side = "candidate"
 			}
 			why := fmt.Sprintf("task %s is not in the %s", task, side)
+			for _, sd := range []*Side{baseline, candidate} {
+				for _, k := range sortedKeys(sd.Differs) {
+					if strings.HasPrefix(k, task+" ") {
+						why += fmt.Sprintf(" (%s: %s: %s)", sd.Name, k, sd.Differs[k])
+						break
+					}
+				}
+			}
 			r.Metrics = append(r.Metrics, MetricResult{Task: task, Verdict: Refused, Reason: why, Test: p.Test})
 			r.Refusals = append(r.Refusals, why)
 			continue
@@ -165,6 +173,8 @@ func Evaluate(baseline, candidate *Side, p *Policy) (*Result, error) {
 				m.Verdict, m.Reason = Refused, fmt.Sprintf("%s of %s is not in the candidate", key, task)
 			case len(global) > 0:
 				m.Verdict, m.Reason = Refused, "the sides' settings differ: "+strings.Join(global, "; ")
+			case differs(baseline, candidate, task, key, bt.Metrics[key]) != "":
+				m.Verdict, m.Reason = Refused, differs(baseline, candidate, task, key, bt.Metrics[key])
 			case taskChanged[task] != "":
 				m.Verdict, m.Reason = Refused, taskChanged[task]
 			case memberChanged(bt.Metrics[key], taskChanged) != "":
@@ -172,10 +182,9 @@ func Evaluate(baseline, candidate *Side, p *Policy) (*Result, error) {
 			}
 			if m.Verdict != "" {
 				r.Metrics = append(r.Metrics, m)
-				if ok {
-					continue // said once above, in Refusals
+				if !ok || !(len(global) > 0 || taskChanged[task] != "" || strings.HasPrefix(m.Reason, "a member of the group")) {
+					r.Refusals = append(r.Refusals, m.Reason) // the others are said once, below or above
 				}
-				r.Refusals = append(r.Refusals, m.Reason)
 				continue
 			}
 			g, why := pair(&m, bt.Metrics[key], cv, p)
@@ -224,6 +233,33 @@ func Evaluate(baseline, candidate *Side, p *Policy) (*Result, error) {
 		r.Refusals = append(r.Refusals, "no metric was gated: the policy's tasks and metrics match nothing both sides have")
 	}
 	return r, nil
+}
+
+// differs says why a side's values of a metric cannot be trusted: they
+// do not re-score to what lm-eval reported, or the run's record does not
+// match its output. "" when both sides' can.
+// A group's (docs keyed "member/doc_id") is judged by its members'.
+func differs(b, c *Side, task, key string, docs map[string]float64) string {
+	keys := []string{task + " " + key, "record"}
+	members := map[string]bool{}
+	for id := range docs {
+		if i := strings.LastIndexByte(id, '/'); i > 0 && !members[id[:i]] {
+			members[id[:i]] = true
+			keys = append(keys, id[:i]+" "+key)
+		}
+	}
+	sort.Strings(keys[2:])
+	for _, s := range []*Side{b, c} {
+		for _, k := range keys {
+			if why, ok := s.Differs[k]; ok {
+				if k == "record" {
+					return fmt.Sprintf("%s: its run.json does not match its output (%s)", s.Name, why)
+				}
+				return fmt.Sprintf("%s: %s does not re-score to what lm-eval reported (%s; see capsule rescore)", s.Name, k, why)
+			}
+		}
+	}
+	return ""
 }
 
 // memberChanged is the refusal of a group's member whose hash changed:

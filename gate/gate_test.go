@@ -263,3 +263,16 @@ func TestDocumentedPolicyParses(t *testing.T) {
 		t.Errorf("documented policy read as %+v", p)
 	}
 }
+
+func TestEvaluateRefusesValuesThatDoNotRescore(t *testing.T) {
+	base := side("base", map[string][2]int{"a": {100, 50}, "b": {100, 50}})
+	cand := side("cand", map[string][2]int{"a": {100, 50}, "b": {100, 50}})
+	cand.Differs = map[string]string{"a acc,none": "line 3 doc_id 2 acc: logged 1, recomputed 0"}
+	r, _ := Evaluate(base, cand, nil)
+	if m := find(t, r, "a"); m.Verdict != Refused || !strings.Contains(m.Reason, "cand: a acc,none does not re-score to what lm-eval reported (line 3") {
+		t.Errorf("a: %s %q", m.Verdict, m.Reason)
+	}
+	if r.Verdict != Refused || find(t, r, "b").Verdict != Pass || len(r.Refusals) != 1 {
+		t.Errorf("verdict %s, refusals %q", r.Verdict, r.Refusals)
+	}
+}

@@ -21,6 +21,10 @@ type Side struct {
 	// Tasks are the per-document values by task name. A group (mmlu) is
 	// there too, its members' documents joined, keyed "member/doc_id".
 	Tasks map[string]*TaskValues `json:"tasks"`
+	// Differs names, "task metric,filter", the scores whose logged values
+	// do not re-score to what lm-eval reported (capsule rescore says how):
+	// the gate refuses them on either side. A record mismatch is "record".
+	Differs map[string]string `json:"differs,omitempty"`
 }
 
 // Identity is what a run was: the harness, the prompts, the model.
@@ -69,6 +73,19 @@ func SideFromRun(ctx context.Context, run *harness.Run, name string) (*Side, err
 	for _, se := range sc.Series {
 		addSeries(s, se, res)
 	}
+	for _, c := range sc.Report.Checks {
+		if c.Status != analysis.StatusDiffers {
+			continue
+		}
+		if s.Differs == nil {
+			s.Differs = map[string]string{}
+		}
+		key := c.Task + " " + c.Metric + "," + c.Filter
+		if c.Level == analysis.LevelRecord {
+			key = "record"
+		}
+		s.Differs[key] = c.Reason
+	}
 	if res != nil {
 		groups := append([]string(nil), res.Groups...)
 		sort.Strings(groups)
@@ -80,7 +97,14 @@ func SideFromRun(ctx context.Context, run *harness.Run, name string) (*Side, err
 			for _, m := range tr.Metrics {
 				se, err := sc.Lookup(g, m.Metric, m.Filter)
 				if err != nil {
-					continue // a group whose score is not a mean over its documents
+					// A group whose score is not the mean over its
+					// members' logged documents: named, so that a gate
+					// of it says why it is missing.
+					if s.Differs == nil {
+						s.Differs = map[string]string{}
+					}
+					s.Differs[g+" "+m.Key()] = err.Error()
+					continue
 				}
 				addSeries(s, se, res)
 			}
