@@ -34,6 +34,9 @@ type Result struct {
 	// Refusals say, one line each, why metrics were refused.
 	Refusals []string
 	Metrics  []MetricResult
+	// TasksNotGated are the baseline's tasks the policy's tasks do not
+	// list, so that what was not looked at is named; sorted.
+	TasksNotGated []string
 }
 
 // Passed reports whether the gate passed: every gated metric passed.
@@ -135,6 +138,11 @@ func Evaluate(baseline, candidate *Side, p *Policy) (*Result, error) {
 	tasks := sortedKeys(p.Tasks)
 	if len(tasks) == 0 {
 		tasks = sortedKeys(baseline.Tasks)
+	}
+	for _, t := range sortedKeys(baseline.Tasks) {
+		if _, ok := p.Tasks[t]; !ok && len(p.Tasks) > 0 {
+			r.TasksNotGated = append(r.TasksNotGated, t)
+		}
 	}
 	var work []gated
 	for _, task := range tasks {

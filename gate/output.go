@@ -69,7 +69,8 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		Changes        []jsonChange `json:"changes"`
 		Refusals       []string     `json:"refusals"`
 		Metrics        []jsonMetric `json:"metrics"`
-	}{Baseline: r.Baseline, Candidate: r.Candidate, BaselineModel: r.BaselineModel, CandidateModel: r.CandidateModel,
+		TasksNotGated  []string     `json:"tasks_not_gated"`
+	}{TasksNotGated: append([]string{}, r.TasksNotGated...), Baseline: r.Baseline, Candidate: r.Candidate, BaselineModel: r.BaselineModel, CandidateModel: r.CandidateModel,
 		Verdict: r.Verdict, Test: r.Policy.Test, Alpha: r.Policy.Alpha,
 		Changes: []jsonChange{}, Refusals: append([]string{}, r.Refusals...), Metrics: []jsonMetric{}}
 	for _, c := range r.Changes {
@@ -132,6 +133,9 @@ func (r *Result) WriteText(w io.Writer) error {
 	for _, s := range r.Refusals {
 		fmt.Fprintf(&b, "  refused: %s\n", quote.Text(s))
 	}
+	if n := len(r.TasksNotGated); n > 0 {
+		fmt.Fprintf(&b, "  not gated: %d tasks the policy does not list: %s\n", n, quote.Text(shortList(r.TasksNotGated, 8)))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -177,6 +181,9 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		for _, s := range r.Refusals {
 			fmt.Fprintf(&b, "- %s\n", md(s))
 		}
+	}
+	if n := len(r.TasksNotGated); n > 0 {
+		fmt.Fprintf(&b, "\nNot gated: %d tasks the policy does not list: %s\n", n, md(shortList(r.TasksNotGated, 8)))
 	}
 	b.WriteString("\nValues in points for metrics in [0, 1]; Δ = candidate − baseline over the documents both scored; CI paired bootstrap at Holm's level for the metric's rank.\n")
 	_, err := io.WriteString(w, b.String())
@@ -268,4 +275,12 @@ func (r *Result) WriteJUnit(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// shortList joins the first n names, saying how many more there are.
+func shortList(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:n], ", ") + fmt.Sprintf(", … (%d more)", len(names)-n)
 }

@@ -73,7 +73,8 @@ metric: a regression is a failure with the numbers, a refusal an error, a
 metric the policy does not gate a skipped case. With --json, stdout holds
 {"baseline", "candidate", "verdict", "test", "alpha", "changes": [...],
 "refusals": [...], "metrics": [{"task", "metric", "filter", "verdict",
-"reason", "delta", "ci_low", "ci_high", "p", "p_holm", "margin", "n", ...}]}.
+"reason", "delta", "ci_low", "ci_high", "p", "p_holm", "margin", "n", ...}],
+"tasks_not_gated": [...]}.
 
 ` + exitCodes(code{exitFailed, "a gated metric regressed, or the gate refused (a setting changed, something missing on one side)"},
 			code{exitUsage, "usage or input error: a missing flag, a policy file that is malformed (its line named), a REF that is not a run or capsule"},
