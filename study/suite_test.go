@@ -99,3 +99,15 @@ func TestDocumentedSuiteIsTheTemplate(t *testing.T) {
 		t.Errorf("docs/gate.md's suite:\n%s\nthe template:\n%s", block, "kind: suite\n"+tmpl)
 	}
 }
+
+// TestCheckpointRunIsNamedAfterIt: a checkpoint's run (and its Slurm job)
+// is named after the checkpoint, not "suite" for all of them.
+func TestCheckpointRunIsNamedAfterIt(t *testing.T) {
+	s, err := Parse("suite.yaml", []byte(SuiteTemplate+"model: {id: org/step-12000, revision: abc}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Plan()[0].Name; got != "step-12000-at-abc" {
+		t.Errorf("run named %q", got)
+	}
+}

@@ -171,7 +171,7 @@ func runSuite(ctx context.Context, opts runOptions, suite *study.Study, io strea
 			if err == nil {
 				counts := sw.Counts()
 				if counts["failed"] > 0 || counts["interrupted"] > 0 {
-					err = fmt.Errorf("%w: the run failed (see %s)", harness.ErrRunner, filepath.Join(c.Dir, "runs", study.SuiteRun, "run.json"))
+					err = fmt.Errorf("%w: the run failed (see %s)", harness.ErrRunner, filepath.Join(c.Dir, "runs", c.Name, "run.json"))
 				}
 			}
 			if err == nil && ctx.Err() == nil {
