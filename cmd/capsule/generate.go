@@ -60,6 +60,14 @@ step-01000 is meant to fail on that and nothing else (docs/gate.md).
   capsule generate --line 8 line/`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.line != 0 {
+				// The line plants its own model: these would be ignored.
+				for _, f := range []string{"seed", "data-seed", "tasks", "python", "num-fewshot"} {
+					if cmd.Flags().Changed(f) {
+						return &usageError{fmt.Errorf("--%s does not apply to --line: the line's checkpoints, tasks and seeds are planted (docs/gate.md)", f)}
+					}
+				}
+			}
 			return runGenerate(cmd.Context(), opts, args[0], io)
 		},
 	}
