@@ -3,6 +3,7 @@ package gate
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -190,8 +191,8 @@ func Evaluate(baseline, candidate *Side, p *Policy) (*Result, error) {
 			}
 			if m.Verdict != "" {
 				r.Metrics = append(r.Metrics, m)
-				if !ok || !(len(global) > 0 || taskChanged[task] != "" || strings.HasPrefix(m.Reason, "a member of the group")) {
-					r.Refusals = append(r.Refusals, m.Reason) // the others are said once, below or above
+				if !ok || len(global) == 0 { // the settings' refusal is said once, above
+					r.Refusals = appendNew(r.Refusals, strings.TrimPrefix(m.Reason, "a member of the group: "))
 				}
 				continue
 			}
@@ -212,11 +213,6 @@ func Evaluate(baseline, candidate *Side, p *Policy) (*Result, error) {
 				r.Metrics = append(r.Metrics, MetricResult{Task: task, Metric: want, Verdict: Refused, Reason: why, Test: p.Test})
 				r.Refusals = append(r.Refusals, why)
 			}
-		}
-	}
-	for _, key := range sortedKeys(taskChanged) {
-		if hasTask(r.Metrics, key) {
-			r.Refusals = append(r.Refusals, taskChanged[key])
 		}
 	}
 	if err := decide(r, work, p); err != nil {
@@ -298,13 +294,13 @@ func gatedList(p *Policy, task string) []string {
 	return nil // every task of the baseline: a default metric need not be in each
 }
 
-func hasTask(ms []MetricResult, task string) bool {
-	for _, m := range ms {
-		if m.Task == task && m.Verdict == Refused {
-			return true
-		}
+// appendNew appends s unless list has it: a change that refuses several
+// metrics is said once.
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
 	}
-	return false
+	return append(list, s)
 }
 
 func higher(tv *TaskValues, key string) bool {

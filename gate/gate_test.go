@@ -276,3 +276,28 @@ func TestEvaluateRefusesValuesThatDoNotRescore(t *testing.T) {
 		t.Errorf("verdict %s, refusals %q", r.Verdict, r.Refusals)
 	}
 }
+
+// TestEvaluateRefusesAGroupWhoseMemberChanged: a group's documents are its
+// members'; a member whose prompts changed refuses the group, and says so.
+func TestEvaluateRefusesAGroupWhoseMemberChanged(t *testing.T) {
+	group := func(name string) *Side {
+		s := side(name, nil)
+		docs := map[string]float64{}
+		for i := range 50 {
+			docs["m1/"+strconv.Itoa(i)] = float64(i % 2)
+			docs["m2/"+strconv.Itoa(i)] = float64(i % 3 % 2)
+		}
+		s.Tasks["g"] = &TaskValues{Metrics: map[string]map[string]float64{"acc,none": docs}}
+		s.Identity.TaskHashes = map[string]string{"m1": "h1", "m2": "h2"}
+		return s
+	}
+	base, cand := group("base"), group("cand")
+	cand.Identity.TaskHashes["m2"] = "other"
+	r, _ := Evaluate(base, cand, nil)
+	if m := find(t, r, "g"); m.Verdict != Refused || !strings.Contains(m.Reason, "task_hashes of m2 changed") {
+		t.Errorf("group: %s %q", m.Verdict, m.Reason)
+	}
+	if len(r.Refusals) != 1 || !strings.HasPrefix(r.Refusals[0], "task_hashes of m2 changed") {
+		t.Errorf("refusals %q", r.Refusals)
+	}
+}
