@@ -10,6 +10,7 @@ import (
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/capsule"
+	"github.com/evalcapsule/evalcapsule/gate"
 	"github.com/evalcapsule/evalcapsule/harness"
 	"github.com/evalcapsule/evalcapsule/kernel"
 	"github.com/evalcapsule/evalcapsule/study"
@@ -82,6 +83,8 @@ func classify(err error) failure {
 		// analyses asked of runs that cannot give them
 		errors.Is(err, analysis.ErrNotPaired), errors.Is(err, analysis.ErrLabels), errors.Is(err, analysis.ErrNoSeries),
 		errors.Is(err, analysis.ErrGroupNotJoinable), errors.Is(err, analysis.ErrNotRecomputable),
+		// gate policies and sides
+		errors.Is(err, gate.ErrPolicy), errors.Is(err, gate.ErrSide),
 		// capsules and references
 		errors.Is(err, capsule.ErrReference), errors.Is(err, capsule.ErrNotPackable),
 		// notebooks and kernels
