@@ -20,7 +20,7 @@ var layers = [][]string{
 	{"harness"},
 	{"analysis"},
 	{"study"},
-	{"capsule"},
+	{"capsule", "history"},
 	{"kernel"},
 	{"cmd"},
 }
