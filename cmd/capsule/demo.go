@@ -180,8 +180,15 @@ func runDemo(ctx context.Context, opts demoOptions, dir string, io streams) erro
 		if cl.FinalFilter != "" {
 			filter += "; the final score under " + cl.FinalFilter
 		}
-		say("  6. attribution  %s %s (%s): card %.4f, baseline %.4f, after %d steps %.4f, unexplained %+.4f [%+.4f, %+.4f]\n",
-			cl.Task, cl.Metric, filter, cl.Card, cl.Baseline, len(cl.Steps), cl.Final, cl.Unexplained, cl.UnexplainedCILow, cl.UnexplainedCIHigh)
+		// In the unit of every other table: points for a [0, 1] metric.
+		sc := analysis.ScaleOf(cl.Metric, cl.Card, cl.Baseline, cl.Final)
+		unit := ""
+		if sc.Points() {
+			unit = " (points)"
+		}
+		say("  6. attribution  %s %s (%s)%s: card %s, baseline %s, after %d steps %s, unexplained %s %s\n",
+			cl.Task, cl.Metric, filter, unit, sc.Format(cl.Card), sc.Format(cl.Baseline), len(cl.Steps), sc.Format(cl.Final),
+			sc.Diff().FormatDelta(cl.Unexplained), sc.Diff().FormatCI(cl.UnexplainedCILow, cl.UnexplainedCIHigh, true))
 		for _, n := range cl.Notes {
 			say("                 note: %s\n", n)
 		}

@@ -67,6 +67,9 @@ func TestScripts(t *testing.T) {
 			switch cond {
 			case "fixtures":
 				// The real lm-eval outputs: scripts/fetch-fixtures.
+				if lmEval == "" {
+					testenv.Note("the lm-eval fixtures", "scripts/fetch-fixtures")
+				}
 				return lmEval != "", nil
 			case "integration":
 				// Set by .ci/run once Slurm, podman and the registry are up.

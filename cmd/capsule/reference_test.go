@@ -5,9 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/evalcapsule/evalcapsule/internal/testenv"
 	"github.com/spf13/cobra"
 )
 
@@ -111,5 +114,40 @@ func TestREADMECommands(t *testing.T) {
 	}
 	if !strings.Contains(string(ci), "\ngo test ./...\n") {
 		t.Error(".ci/run does not run the README's test command, go test ./...")
+	}
+}
+
+// TestREADMEAptLine: the README's one apt line for the tests outside the
+// integration suite names every Debian package those tests may ask for,
+// and .ci/run installs each of them.
+func TestREADMEAptLine(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "sudo apt-get install ") {
+			if line != "" {
+				t.Fatal("README.md has more than one `sudo apt-get install` line")
+			}
+			line = l
+		}
+	}
+	if line == "" {
+		t.Fatal("README.md has no `sudo apt-get install` line for the tests' prerequisites")
+	}
+	named := strings.Fields(line)
+	ci, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range testenv.AptPackages() {
+		if !slices.Contains(named, pkg) {
+			t.Errorf("README.md's apt line does not name %s, which tests outside the integration suite ask for", pkg)
+		}
+		if !regexp.MustCompile(`[\s\t]` + regexp.QuoteMeta(pkg) + `[\s\\;]`).Match(ci) {
+			t.Errorf(".ci/run does not install %s", pkg)
+		}
 	}
 }

@@ -19,7 +19,7 @@ var layers = [][]string{
 	{"internal/pynum", "internal/buildinfo", "internal/quote", "internal/htmltest", "internal/testenv", "internal/fixtures", "internal/layering", "examples", "notebooks", "images"},
 	{"harness"},
 	{"analysis"},
-	{"study"},
+	{"study", "gate"},
 	{"capsule", "history"},
 	{"kernel"},
 	{"cmd"},

@@ -47,6 +47,9 @@ type program struct {
 	paths   []string // absolute paths tried in order; none: the name on PATH
 	env     string   // a variable that names the program, when set
 	install string
+	// integration: only the integration suite (or a benchmark script)
+	// runs it, so the README's apt line for the other tests leaves it out.
+	integration bool
 }
 
 // programs are the commands tests run, by the name tests ask for.
@@ -55,13 +58,13 @@ var programs = map[string]program{
 	"chromium":         {paths: []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"}, install: "apt install chromium"},
 	"jupyter":          {paths: []string{"/usr/bin/jupyter"}, install: "apt install jupyter-core jupyter-nbconvert"},
 	"jupyter-notebook": {paths: []string{"/usr/bin/jupyter-notebook"}, install: "apt install jupyter-notebook"},
-	"podman":           {install: "apt install podman"},
-	"buildah":          {install: "apt install buildah"},
-	"runc":             {install: "apt install runc"},
-	"skopeo":           {env: "EVALCAPSULE_SKOPEO", install: "apt install skopeo"},
-	"oras":             {env: "EVALCAPSULE_ORAS", install: "go install oras.land/oras/cmd/oras@v1.3.6"},
-	"sbatch":           {install: "apt install slurm-client"},
-	"jq":               {install: "apt install jq"},
+	"podman":           {install: "apt install podman", integration: true},
+	"buildah":          {install: "apt install buildah", integration: true},
+	"runc":             {install: "apt install runc", integration: true},
+	"skopeo":           {env: "EVALCAPSULE_SKOPEO", install: "apt install skopeo", integration: true},
+	"oras":             {env: "EVALCAPSULE_ORAS", install: "go install oras.land/oras/cmd/oras@v1.3.6", integration: true},
+	"sbatch":           {install: "apt install slurm-client", integration: true},
+	"jq":               {install: "apt install jq", integration: true},
 }
 
 var (
@@ -346,6 +349,37 @@ func Integration(t testing.TB, needs string) {
 	record([]part{integrationPart})
 	t.Skip(line)
 }
+
+// AptPackages are the Debian packages of every part a test outside the
+// integration suite may ask for: the README's apt line must name them all.
+func AptPackages() []string {
+	var pkgs []string
+	add := func(install string) {
+		rest, ok := strings.CutPrefix(install, "apt install ")
+		if !ok {
+			return
+		}
+		for _, p := range strings.Fields(rest) {
+			if !slices.Contains(pkgs, p) {
+				pkgs = append(pkgs, p)
+			}
+		}
+	}
+	for _, p := range programs {
+		if !p.integration {
+			add(p.install)
+		}
+	}
+	for _, pkg := range modules {
+		add("apt install " + pkg)
+	}
+	slices.Sort(pkgs)
+	return pkgs
+}
+
+// Note records that tests were skipped for want of name (installed by
+// install), for callers that skip by other means (testscript conditions).
+func Note(name, install string) { record([]part{{name, install}}) }
 
 // NoteIntegration records that tests were skipped without the integration
 // suite, for callers that skip by other means (testscript conditions).
