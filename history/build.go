@@ -101,8 +101,8 @@ type Flip struct {
 	RightToWrong int    `json:"right_to_wrong"`
 	WrongToRight int    `json:"wrong_to_right"`
 	// The first doc ids (at most 10) of each direction, in doc_id order.
-	FirstRightToWrong []int `json:"first_right_to_wrong"`
-	FirstWrongToRight []int `json:"first_wrong_to_right"`
+	FirstRightToWrong []string `json:"first_right_to_wrong"`
+	FirstWrongToRight []string `json:"first_wrong_to_right"`
 }
 
 // Build orders the checkpoints, draws every trend and flip, and gates
@@ -240,16 +240,16 @@ func (c *Checkpoint) find(task, metric, filter string) *Score {
 	return nil
 }
 
-// flips compares two 0/1 series on their common doc ids (both in doc_id
+// flips compares two 0/1 series on their common documents (both in doc
 // order).
 func flips(from, to string, a, b *Score) Flip {
-	f := Flip{From: from, To: to, FirstRightToWrong: []int{}, FirstWrongToRight: []int{}}
+	f := Flip{From: from, To: to, FirstRightToWrong: []string{}, FirstWrongToRight: []string{}}
 	i, j := 0, 0
 	for i < len(a.Docs) && j < len(b.Docs) {
-		switch {
-		case a.Docs[i] < b.Docs[j]:
+		switch c := compareDocs(a.Docs[i], b.Docs[j]); {
+		case c < 0:
 			i++
-		case a.Docs[i] > b.Docs[j]:
+		case c > 0:
 			j++
 		default:
 			f.Common++

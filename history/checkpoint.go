@@ -1,8 +1,12 @@
 package history
 
 import (
+	"strconv"
+	"strings"
+
 	"encoding/binary"
 	"fmt"
+	"github.com/evalcapsule/evalcapsule/gate"
 	"math"
 	"time"
 )
@@ -28,25 +32,12 @@ type Checkpoint struct {
 	// ParseStep), -1 when neither has one.
 	Step int64 `json:"step"`
 	// Model is the model the runs evaluated (id@revision).
-	Model    string   `json:"model"`
-	Identity Identity `json:"identity"`
+	Model string `json:"model"`
+	// Identity is what the gate compares: lm-eval, the prompts, the chat
+	// template, the model.
+	Identity gate.Identity `json:"identity"`
 	// Scores are every task, metric and filter of its runs, sorted.
 	Scores []*Score `json:"scores"`
-}
-
-// Identity is what must not change between two checkpoints for their
-// scores to be compared: lm-eval, the prompts and the model line.
-type Identity struct {
-	HarnessVersion string `json:"harness_version"`
-	HarnessCommit  string `json:"harness_commit,omitempty"`
-	// TaskHashes are lm-eval's task_hashes (the prompt set), by task.
-	TaskHashes map[string]string `json:"task_hashes,omitempty"`
-	// ChatTemplate is lm-eval's chat_template_sha, "" without one.
-	ChatTemplate string `json:"chat_template,omitempty"`
-	// SystemInstruction is lm-eval's system_instruction_sha.
-	SystemInstruction string `json:"system_instruction,omitempty"`
-	ModelID           string `json:"model_id"`
-	ModelRevision     string `json:"model_revision,omitempty"`
 }
 
 // Score is one task, metric and filter of a checkpoint: lm-eval's score,
@@ -63,9 +54,10 @@ type Score struct {
 	High float64 `json:"ci_high"`
 	// Higher is lm-eval's higher_is_better for the metric.
 	Higher bool `json:"higher_is_better"`
-	// Docs and Values are the per-document values by doc_id, in doc_id
-	// order.
-	Docs   []int     `json:"-"`
+	// Docs and Values are the per-document values, keyed as the gate keys
+	// them ("12", or "member/12" in a group's joined series), in doc order
+	// (member, then doc_id).
+	Docs   []string  `json:"-"`
 	Values []float64 `json:"-"`
 }
 
@@ -82,16 +74,15 @@ func (s *Score) Binary() bool {
 	return len(s.Values) > 0
 }
 
-// encodeValues packs doc ids and values as the index stores them: the
-// count, then per document the doc_id's difference from the previous one
-// (a signed varint) and the value's float64 bits (8 bytes, little endian).
-func encodeValues(docs []int, values []float64) []byte {
-	b := make([]byte, 0, binary.MaxVarintLen64+len(docs)*(2+8))
+// encodeValues packs doc keys and values as the index stores them: the
+// count, then per document its key (a uvarint length and the bytes) and
+// the value's float64 bits (8 bytes, little endian).
+func encodeValues(docs []string, values []float64) []byte {
+	b := make([]byte, 0, binary.MaxVarintLen64+len(docs)*(1+5+8))
 	b = binary.AppendUvarint(b, uint64(len(docs)))
-	prev := 0
 	for i, d := range docs {
-		b = binary.AppendVarint(b, int64(d-prev))
-		prev = d
+		b = binary.AppendUvarint(b, uint64(len(d)))
+		b = append(b, d...)
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(values[i]))
 	}
 	return b
@@ -99,27 +90,73 @@ func encodeValues(docs []int, values []float64) []byte {
 
 // decodeValues is encodeValues' inverse; a blob that does not decode to
 // its own count is ErrIndex.
-func decodeValues(b []byte) ([]int, []float64, error) {
+func decodeValues(b []byte) ([]string, []float64, error) {
 	n, k := binary.Uvarint(b)
 	// Each document takes at least 9 bytes: a count beyond that is corrupt.
 	if k <= 0 || n > uint64(len(b))/9 {
 		return nil, nil, fmt.Errorf("%w: per-document values: bad count", ErrIndex)
 	}
 	b = b[k:]
-	docs, values := make([]int, n), make([]float64, n)
-	prev := int64(0)
+	docs, values := make([]string, n), make([]float64, n)
 	for i := range docs {
-		d, k := binary.Varint(b)
-		if k <= 0 || len(b) < k+8 {
+		l, k := binary.Uvarint(b)
+		if k <= 0 || l > uint64(len(b)) || uint64(len(b)-k) < l+8 {
 			return nil, nil, fmt.Errorf("%w: per-document values: truncated at document %d of %d", ErrIndex, i, n)
 		}
-		prev += d
-		docs[i] = int(prev)
-		values[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[k:]))
-		b = b[k+8:]
+		docs[i] = string(b[k : k+int(l)])
+		b = b[k+int(l):]
+		values[i] = math.Float64frombits(binary.LittleEndian.Uint64(b))
+		b = b[8:]
 	}
 	if len(b) != 0 {
 		return nil, nil, fmt.Errorf("%w: per-document values: %d bytes after the last document", ErrIndex, len(b))
 	}
 	return docs, values, nil
+}
+
+// Side is the checkpoint as the gate reads it.
+func (c *Checkpoint) Side() *gate.Side {
+	s := &gate.Side{Name: c.Name, Identity: c.Identity, Tasks: map[string]*gate.TaskValues{}}
+	for _, sc := range c.Scores {
+		tv := s.Tasks[sc.Task]
+		if tv == nil {
+			tv = &gate.TaskValues{Metrics: map[string]map[string]float64{}, Higher: map[string]bool{}}
+			s.Tasks[sc.Task] = tv
+		}
+		m := make(map[string]float64, len(sc.Docs))
+		for i, d := range sc.Docs {
+			m[d] = sc.Values[i]
+		}
+		tv.Metrics[sc.Key()] = m
+		tv.Higher[sc.Key()] = sc.Higher
+	}
+	return s
+}
+
+// compareDocs orders doc keys by member, then numerically by doc_id.
+func compareDocs(a, b string) int {
+	ma, ia := splitDoc(a)
+	mb, ib := splitDoc(b)
+	if c := strings.Compare(ma, mb); c != 0 {
+		return c
+	}
+	if ia != ib {
+		if ia < ib {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+func splitDoc(k string) (string, int64) {
+	m, id := "", k
+	if i := strings.LastIndexByte(k, '/'); i >= 0 {
+		m, id = k[:i], k[i+1:]
+	}
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return k, -1
+	}
+	return m, n
 }

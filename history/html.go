@@ -132,12 +132,8 @@ func ci(lo, hi float64) string {
 	return "[" + num(lo) + ", " + num(hi) + "]"
 }
 
-func ids(first []int, n int) string {
-	s := make([]string, len(first))
-	for i, d := range first {
-		s[i] = strconv.Itoa(d)
-	}
-	out := strings.Join(s, ", ")
+func ids(first []string, n int) string {
+	out := html.EscapeString(strings.Join(first, ", "))
 	if n > len(first) {
 		out += ", …"
 	}

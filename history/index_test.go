@@ -85,7 +85,7 @@ func TestIndex_RoundTrip(t *testing.T) {
 		}
 		for j := range s.Docs {
 			if l.Docs[j] != s.Docs[j] || l.Values[j] != s.Values[j] {
-				t.Fatalf("%s %s doc %d: loaded %d=%v, stored %d=%v", s.Task, s.Key(), j, l.Docs[j], l.Values[j], s.Docs[j], s.Values[j])
+				t.Fatalf("%s %s doc %d: loaded %s=%v, stored %s=%v", s.Task, s.Key(), j, l.Docs[j], l.Values[j], s.Docs[j], s.Values[j])
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/capsule"
+	"github.com/evalcapsule/evalcapsule/gate"
 	"github.com/evalcapsule/evalcapsule/harness"
 )
 
@@ -23,11 +24,13 @@ import (
 const level = 0.95
 
 // ReadCapsule reads an opened capsule into a checkpoint: every task,
-// metric and filter of its runs, with the per-document values from its
-// samples (a task two runs have is taken from the first run, by name).
-// The capsule is unpacked into a temporary folder, under the limits it
-// was opened with, and the folder removed. Ref and Name are set from the
-// capsule's Ref; the caller sets Repo and Name for a registry tag.
+// metric and filter of its runs (groups whose score is a mean over their
+// members' documents included), with the per-document values from its
+// samples, read as the gate reads a run (gate.SideFromRun). A task two
+// runs have is taken from the first run, by name. The capsule is unpacked
+// into a temporary folder, under the limits it was opened with, and the
+// folder removed. Ref and Name are set from the capsule's Ref; the caller
+// sets Repo and Name for a registry tag.
 func ReadCapsule(ctx context.Context, c *capsule.Capsule) (*Checkpoint, error) {
 	tmp, err := os.MkdirTemp("", "capsule-history-")
 	if err != nil {
@@ -49,121 +52,79 @@ func ReadCapsule(ctx context.Context, c *capsule.Capsule) (*Checkpoint, error) {
 	}
 	runs := slices.Clone(c.Config.Runs)
 	slices.SortFunc(runs, func(a, b capsule.ConfigRun) int { return strings.Compare(a.Name, b.Name) })
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("%s: %w: the capsule has no run", c.Ref, ErrNoCheckpoints)
+	}
 	seen := map[string]bool{}
-	for _, r := range runs {
-		if r.Record != nil && cp.Model == "" {
-			cp.Identity.HarnessVersion = r.Record.Harness.Version
-			cp.Identity.HarnessCommit = r.Record.Harness.Commit
-			cp.Identity.ModelID = r.Record.Model.ID
-			cp.Identity.ModelRevision = r.Record.Model.ResolvedRevision
-			if cp.Identity.ModelRevision == "" {
-				cp.Identity.ModelRevision = r.Record.Model.Revision
-			}
-			cp.Model = cp.Identity.ModelID
-			if cp.Identity.ModelRevision != "" {
-				cp.Model += "@" + cp.Identity.ModelRevision
-			}
-		}
-		if err := readRun(ctx, filepath.Join(dir, "runs", r.Name), cp, seen); err != nil {
+	for i, r := range runs {
+		run, err := harness.Read(filepath.Join(dir, "runs", r.Name))
+		if err != nil {
 			return nil, fmt.Errorf("%s: run %s: %w", c.Ref, r.Name, err)
+		}
+		side, err := gate.SideFromRun(ctx, run, r.Name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: run %s: %w", c.Ref, r.Name, err)
+		}
+		if i == 0 {
+			cp.Identity = side.Identity
+		}
+		for task, tv := range side.Tasks {
+			if seen[task] {
+				continue
+			}
+			seen[task] = true
+			for key, docs := range tv.Metrics {
+				cp.Scores = append(cp.Scores, scoreOf(task, key, docs, tv.Higher[key]))
+			}
 		}
 	}
 	slices.SortFunc(cp.Scores, func(a, b *Score) int {
 		return strings.Compare(a.Task+"\x00"+a.Key(), b.Task+"\x00"+b.Key())
 	})
-	cp.Step = ParseStep(cp.Name, cp.Model)
+	cp.Model = cp.Identity.Model.ID
+	if r := cp.Identity.Model.Revision; r != "" {
+		cp.Model += "@" + r
+	} else if d := cp.Identity.Model.Digest; d != "" {
+		cp.Model += "@" + d
+	}
+	cp.Step = ParseStep(cp.Name, cp.Identity.Model.ID)
 	return cp, nil
 }
 
-// readRun adds the scores of one run directory's tasks that seen does not
-// hold yet.
-func readRun(ctx context.Context, dir string, cp *Checkpoint, seen map[string]bool) error {
-	run, err := harness.Read(dir)
-	if err != nil {
-		return err
+// scoreOf is one metric of a task as the index keeps it: the values in
+// doc order, their mean and its 95 % interval (Wilson's for 0/1 values,
+// the normal one from the values' standard error otherwise).
+func scoreOf(task, key string, docs map[string]float64, higher bool) *Score {
+	metric, filter, _ := strings.Cut(key, ",")
+	s := &Score{Task: task, Metric: metric, Filter: filter, Higher: higher}
+	s.Docs = make([]string, 0, len(docs))
+	for d := range docs {
+		s.Docs = append(s.Docs, d)
 	}
-	sc, err := analysis.Load(ctx, run, analysis.RescoreOptions{})
-	if err != nil {
-		return err
+	slices.SortFunc(s.Docs, compareDocs)
+	s.Values = make([]float64, len(s.Docs))
+	sum := 0.0
+	for i, d := range s.Docs {
+		s.Values[i] = docs[d]
+		sum += s.Values[i]
 	}
-	if res := run.Output.Results; res != nil {
-		identityOf(res, &cp.Identity)
-	}
-	added := map[string]bool{}
-	for _, s := range sc.Series {
-		if seen[s.Task] {
-			continue
-		}
-		added[s.Task] = true
-		cp.Scores = append(cp.Scores, scoreOf(s, sc, run.Output.Results))
-	}
-	for t := range added {
-		seen[t] = true
-	}
-	return nil
-}
-
-// scoreOf is one series as the index keeps it, by doc_id.
-func scoreOf(s *analysis.Series, sc *analysis.Scores, res *harness.Results) *Score {
-	out := &Score{Task: s.Task, Metric: s.Metric, Filter: s.Filter, Higher: true}
-	idx := make([]int, len(s.Docs))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return s.Docs[a].DocID - s.Docs[b].DocID })
-	for _, i := range idx {
-		out.Docs = append(out.Docs, s.Docs[i].DocID)
-		out.Values = append(out.Values, s.Values[i])
-	}
-	out.Value = s.Mean()
+	n := float64(len(s.Values))
+	s.Value = sum / n
 	if s.Binary() {
-		k := 0
-		for _, v := range s.Values {
-			if v == 1 {
-				k++
-			}
-		}
-		out.Low, out.High = analysis.Wilson(k, len(s.Values), level)
-	} else if r, ok := sc.FindReported(s.Task, s.Metric, s.Filter); ok {
-		out.Low, out.High = analysis.CLTInterval(out.Value, r.Stderr, level)
-	} else {
-		out.Low, out.High = math.NaN(), math.NaN()
+		k := int(math.Round(sum))
+		s.Low, s.High = analysis.Wilson(k, len(s.Values), level)
+		return s
 	}
-	if res != nil {
-		if h, ok := res.Doc.Get("higher_is_better"); ok {
-			if t, ok := h.Get(s.Task); ok {
-				if v, ok := t.Get(s.Metric); ok {
-					if b, ok := v.Truth(); ok {
-						out.Higher = b
-					}
-				}
-			}
-		}
+	ss := 0.0
+	for _, v := range s.Values {
+		ss += (v - s.Value) * (v - s.Value)
 	}
-	return out
-}
-
-// identityOf reads the prompt set and chat template lm-eval recorded.
-func identityOf(res *harness.Results, id *Identity) {
-	if h, ok := res.Doc.Get("task_hashes"); ok {
-		for i, k := range h.Keys {
-			if s, ok := h.Vals[i].Text(); ok {
-				if id.TaskHashes == nil {
-					id.TaskHashes = map[string]string{}
-				}
-				if _, dup := id.TaskHashes[k]; !dup {
-					id.TaskHashes[k] = s
-				}
-			}
-		}
+	se := math.NaN()
+	if n > 1 {
+		se = math.Sqrt(ss/(n-1)) / math.Sqrt(n)
 	}
-	for key, dst := range map[string]*string{"chat_template_sha": &id.ChatTemplate, "system_instruction_sha": &id.SystemInstruction} {
-		if v, ok := res.Doc.Get(key); ok && *dst == "" {
-			if s, ok := v.Text(); ok {
-				*dst = s
-			}
-		}
-	}
+	s.Low, s.High = analysis.CLTInterval(s.Value, se, level)
+	return s
 }
 
 // stepPattern finds a training step in a tag, folder or model name:
