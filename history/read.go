@@ -145,7 +145,9 @@ func ParseStep(names ...string) int64 {
 	return -1
 }
 
-// localName is a local capsule's name: its base name without ".tar".
+// localName is a local capsule's name: its base name without ".tar" or
+// ".capsule".
 func localName(ref string) string {
-	return strings.TrimSuffix(filepath.Base(filepath.Clean(ref)), ".tar")
+	base := filepath.Base(filepath.Clean(ref))
+	return strings.TrimSuffix(strings.TrimSuffix(base, ".tar"), ".capsule")
 }

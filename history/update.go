@@ -31,6 +31,9 @@ type Updated struct {
 	// NotCapsules are the tags of a repository that are not capsules
 	// (another artifact, or one that does not open), each with why.
 	NotCapsules []NotCapsule `json:"not_capsules"`
+	// Rebuilt says why the index was emptied and filled again from the
+	// capsules (Collect), "" when it was not.
+	Rebuilt string `json:"rebuilt"`
 }
 
 // NotCapsule is a tag Update left out, and why.

@@ -10,7 +10,9 @@ import (
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/capsule"
+	"github.com/evalcapsule/evalcapsule/gate"
 	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/history"
 	"github.com/evalcapsule/evalcapsule/kernel"
 	"github.com/evalcapsule/evalcapsule/study"
 	"oras.land/oras-go/v2/errdef"
@@ -60,7 +62,7 @@ func classify(err error) failure {
 		return failure{exitUsage, "usage"}
 	case errors.Is(err, context.Canceled), errors.Is(err, harness.ErrInterrupted):
 		return failure{exitInterrupted, "interrupted"}
-	case errors.Is(err, errChecksFailed), errors.Is(err, capsule.ErrFormat), errors.Is(err, study.ErrMismatch), errors.Is(err, capsule.ErrDiffers), errors.As(err, &ce):
+	case errors.Is(err, errChecksFailed), errors.Is(err, capsule.ErrFormat), errors.Is(err, study.ErrMismatch), errors.Is(err, capsule.ErrDiffers), errors.Is(err, history.ErrIndex), errors.As(err, &ce):
 		return failure{exitFailed, "failed"}
 	case errors.Is(err, errdef.ErrNotFound): // a tag or repository a registry answered it does not have
 		return failure{exitUsage, "input"}
@@ -84,6 +86,9 @@ func classify(err error) failure {
 		errors.Is(err, analysis.ErrGroupNotJoinable), errors.Is(err, analysis.ErrNotRecomputable),
 		// capsules and references
 		errors.Is(err, capsule.ErrReference), errors.Is(err, capsule.ErrNotPackable),
+		// gate policies and histories
+		errors.Is(err, gate.ErrPolicy), errors.Is(err, gate.ErrSide),
+		errors.Is(err, history.ErrNoCheckpoints), errors.Is(err, history.ErrBaseline),
 		// notebooks and kernels
 		errors.Is(err, kernel.ErrNotebook), errors.Is(err, kernel.ErrConnection), errors.Is(err, kernel.ErrTemporaryBuild),
 		// files named on the command line

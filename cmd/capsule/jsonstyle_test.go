@@ -27,7 +27,7 @@ func TestJSONStyle(t *testing.T) {
 		analysis.RescoreReport{}, analysis.CounterfactualReport{}, analysis.Uncertainties{},
 		capsule.Differences{}, capsule.Inspection{}, capsule.PackResult{},
 		capsule.ReplayReport{}, capsule.Verification{},
-		demoResult{}, showReport{}, dryRunPlan{},
+		demoResult{}, showReport{}, dryRunPlan{}, historyJSON{},
 	}
 	seen := map[reflect.Type]bool{}
 	var walk func(t reflect.Type, where string)
