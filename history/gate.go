@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/evalcapsule/evalcapsule/gate"
 )
@@ -9,18 +10,31 @@ import (
 // GateWith is the Gater of a gate policy (nil: gate.DefaultPolicy()):
 // gate.Evaluate of the candidate's side against the baseline's, from the
 // index's per-document values. Each checkpoint's gate.Result is kept in
-// results (when not nil), by checkpoint name.
+// results (when not nil), by checkpoint name. It is safe for concurrent
+// use (Build gates checkpoints in parallel); the baseline's side is built
+// once.
 func GateWith(p *gate.Policy, results map[string]*gate.Result) Gater {
 	if p == nil {
 		p = gate.DefaultPolicy()
 	}
+	var mu sync.Mutex
+	var baseOf *Checkpoint
+	var baseSide *gate.Side
 	return func(base, cand *Checkpoint) (Verdict, error) {
-		r, err := gate.Evaluate(base.Side(), cand.Side(), p)
+		mu.Lock()
+		if baseOf != base {
+			baseOf, baseSide = base, base.Side()
+		}
+		bs := baseSide
+		mu.Unlock()
+		r, err := gate.Evaluate(bs, cand.Side(), p)
 		if err != nil {
 			return Verdict{}, err
 		}
 		if results != nil {
+			mu.Lock()
 			results[cand.Name] = r
+			mu.Unlock()
 		}
 		return verdictOf(r), nil
 	}
