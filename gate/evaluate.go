@@ -459,11 +459,12 @@ func judge(m *MetricResult, gain, lo, hi, margin float64, p *Policy) {
 	default:
 		drop := -gain
 		switch {
+		case math.IsNaN(hi):
+			m.Verdict, m.Reason = Pass, "no interval (one document): no drop can be shown"
+		case lo > 0:
+			m.Verdict, m.Reason = Pass, fmt.Sprintf("significant gain of %s", unit(gain))
 		case !(hi < 0):
 			m.Verdict, m.Reason = Pass, "no significant drop: the interval reaches 0"
-			if math.IsNaN(hi) {
-				m.Reason = "no interval (one document): no drop can be shown"
-			}
 		case m.PHolm > p.Alpha:
 			m.Verdict, m.Reason = Pass, fmt.Sprintf("drop of %s, but Holm-adjusted p %.3g > alpha %g", unit(drop), m.PHolm, p.Alpha)
 		case drop <= margin:

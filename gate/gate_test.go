@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -239,5 +240,26 @@ func TestResultOutputs(t *testing.T) {
 	}
 	if err := json.Unmarshal(js, &back); err != nil || back.Verdict != Regression || back.Metrics[0].Delta == nil || math.Abs(*back.Metrics[0].Delta+4) > 1e-9 || back.Metrics[1].Delta != nil {
 		t.Errorf("json: %s", js)
+	}
+}
+
+// TestDocumentedPolicyParses reads the example policy of docs/gate.md.
+func TestDocumentedPolicyParses(t *testing.T) {
+	b, err := os.ReadFile("../docs/gate.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, _ := strings.Cut(string(b), "## The policy file")
+	_, block, ok := strings.Cut(after, "```yaml\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/gate.md has no yaml block under \"The policy file\"")
+	}
+	p, err := ParsePolicy([]byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.margin("gsm8k") != 2 || !p.Allowed(ChangeChatTemplate) || len(p.Tasks) != 3 || !p.gated("hellaswag", "acc,none") {
+		t.Errorf("documented policy read as %+v", p)
 	}
 }

@@ -217,9 +217,15 @@ type junitProblem struct {
 	Text    string `xml:",chardata"`
 }
 
-// xmlText drops what XML 1.0 cannot hold (control characters) after
-// escaping them the way the terminal sees them.
-func xmlText(s string) string { return quote.Text(s) }
+// xmlText escapes what XML 1.0 cannot hold (control characters) the way
+// the terminal sees them, keeping line breaks.
+func xmlText(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = quote.Text(l)
+	}
+	return strings.Join(lines, "\n")
+}
 
 // WriteJUnit writes JUnit XML: one test suite "gate" with one test case
 // per metric (classname the task, name "metric,filter"); a regression is

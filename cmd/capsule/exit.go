@@ -84,10 +84,11 @@ func classify(err error) failure {
 		// analyses asked of runs that cannot give them
 		errors.Is(err, analysis.ErrNotPaired), errors.Is(err, analysis.ErrLabels), errors.Is(err, analysis.ErrNoSeries),
 		errors.Is(err, analysis.ErrGroupNotJoinable), errors.Is(err, analysis.ErrNotRecomputable),
+		// gate policies and sides
+		errors.Is(err, gate.ErrPolicy), errors.Is(err, gate.ErrSide),
 		// capsules and references
 		errors.Is(err, capsule.ErrReference), errors.Is(err, capsule.ErrNotPackable),
-		// gate policies and histories
-		errors.Is(err, gate.ErrPolicy), errors.Is(err, gate.ErrSide),
+		// histories
 		errors.Is(err, history.ErrNoCheckpoints), errors.Is(err, history.ErrBaseline),
 		// notebooks and kernels
 		errors.Is(err, kernel.ErrNotebook), errors.Is(err, kernel.ErrConnection), errors.Is(err, kernel.ErrTemporaryBuild),

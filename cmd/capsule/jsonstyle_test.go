@@ -9,6 +9,7 @@ import (
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/capsule"
+	"github.com/evalcapsule/evalcapsule/gate"
 )
 
 var marshaler = reflect.TypeFor[json.Marshaler]()
@@ -27,7 +28,7 @@ func TestJSONStyle(t *testing.T) {
 		analysis.RescoreReport{}, analysis.CounterfactualReport{}, analysis.Uncertainties{},
 		capsule.Differences{}, capsule.Inspection{}, capsule.PackResult{},
 		capsule.ReplayReport{}, capsule.Verification{},
-		demoResult{}, showReport{}, dryRunPlan{}, historyJSON{},
+		demoResult{}, showReport{}, dryRunPlan{}, &gate.Result{}, historyJSON{},
 	}
 	seen := map[reflect.Type]bool{}
 	var walk func(t reflect.Type, where string)

@@ -81,6 +81,7 @@ Each command's help lists the codes it returns.`,
 	root.AddCommand(newGenerateCmd(io))
 	root.AddCommand(newDemoCmd(io))
 	root.AddCommand(newCompareCmd(io))
+	root.AddCommand(newGateCmd(io))
 	root.AddCommand(newFailuresCmd(io))
 	root.AddCommand(newShowCmd(io))
 	root.AddCommand(newAttributeCmd(io))
