@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +28,27 @@ runner: {kind: simulated}
 baseline: {model: hf, tasks: [gsm8k, mmlu], num_fewshot: 5, batch_size: 8, seed: [0, 1234, 1234, 1234], log_samples: true}
 `
 
+// lineStudy is a SIMULATED study of one checkpoint of simulate's model
+// line, on its suite.
+const lineStudy = `# SIMULATED: the runs come from the simulated backend; no model is run.
+study: %[1]s
+model: {id: %[2]s}
+card:
+  source: "simulated: a made-up claim for the history tests"
+  claims:
+    - {task: gsm8k, metric: exact_match, filter: strict-match, value: 0.45}
+harness: {version: 0.4.9.1}
+runner: {kind: simulated}
+baseline: {model: hf, tasks: [%[3]s], num_fewshot: 5, batch_size: 8, seed: [0, 1234, 1234, 1234], log_samples: true}
+`
+
+// packLineCheckpoint packs checkpoint c of simulate's model line into a
+// layout folder under dir named after it, returned.
+func packLineCheckpoint(t testing.TB, dir string, c simulate.Checkpoint) string {
+	t.Helper()
+	return packStudy(t, dir, c.Name, fmt.Sprintf(lineStudy, c.Name, c.Options.Model, strings.Join(c.Options.Tasks, ", ")), c.Options, c.Index)
+}
+
 // ckpt is one simulated checkpoint of a line: its step and accuracies.
 type ckpt struct {
 	step      int
@@ -39,11 +61,25 @@ type ckpt struct {
 // folder under dir named step-N, returned.
 func packCheckpoint(t testing.TB, dir string, c ckpt) string {
 	t.Helper()
-	studyDir := filepath.Join(t.TempDir(), fmt.Sprintf("study-%d", c.step))
+	docs := c.gsm8kDocs
+	if docs == 0 {
+		docs = 60
+	}
+	return packStudy(t, dir, fmt.Sprintf("step-%d", c.step), fmt.Sprintf(lineStudyYAML, c.step), simulate.Options{
+		Seed: 7, Model: fmt.Sprintf("simulated/line-step-%d", c.step), Tasks: []string{"gsm8k", "mmlu"}, GSM8KDocs: docs, MMLUDocsPerSubject: 2,
+		GSM8KAccuracy: c.gsm8k, MMLUAccuracy: c.mmlu,
+	}, c.step)
+}
+
+// packStudy writes a study of one simulated run and packs it into the
+// layout folder dir/name, returned; minutes sets the run's end time.
+func packStudy(t testing.TB, dir, name, yaml string, o simulate.Options, minutes int) string {
+	t.Helper()
+	studyDir := filepath.Join(t.TempDir(), name)
 	if err := os.MkdirAll(studyDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(studyDir, study.FileName), fmt.Appendf(nil, lineStudyYAML, c.step), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(studyDir, study.FileName), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s, err := study.Load(studyDir)
@@ -52,14 +88,7 @@ func packCheckpoint(t testing.TB, dir string, c ckpt) string {
 	}
 	pr := s.Plan()[0]
 	run := s.RunDir(pr)
-	docs := c.gsm8kDocs
-	if docs == 0 {
-		docs = 60
-	}
-	if _, err := simulate.Generate(filepath.Join(run, harness.OutputDir), simulate.Options{
-		Seed: 7, Model: s.Model.ID, Tasks: []string{"gsm8k", "mmlu"}, GSM8KDocs: docs, MMLUDocsPerSubject: 2,
-		GSM8KAccuracy: c.gsm8k, MMLUAccuracy: c.mmlu,
-	}); err != nil {
+	if _, err := simulate.Generate(filepath.Join(run, harness.OutputDir), o); err != nil {
 		t.Fatal(err)
 	}
 	v, _ := harness.ParseVersion(s.Harness.Version)
@@ -67,7 +96,7 @@ func packCheckpoint(t testing.TB, dir string, c ckpt) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	end := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(c.step) * time.Minute)
+	end := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(minutes) * time.Minute)
 	start, zero := end.Add(-5*time.Minute), 0
 	rec := &harness.RunRecord{
 		Name: pr.Name, Label: pr.Label, Status: harness.StatusDone, Spec: pr.Spec,
@@ -79,7 +108,7 @@ func packCheckpoint(t testing.TB, dir string, c ckpt) string {
 	if err := harness.WriteRecord(run, rec); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(dir, fmt.Sprintf("step-%d", c.step))
+	out := filepath.Join(dir, name)
 	if _, err := capsule.Pack(context.Background(), s, out, capsule.PackOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -19,27 +19,31 @@ import (
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/evalcapsule/evalcapsule/gate"
+	"github.com/evalcapsule/evalcapsule/harness/simulate"
 	"github.com/evalcapsule/evalcapsule/history"
 	"github.com/evalcapsule/evalcapsule/internal/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
-// line is a simulated model line of 8 checkpoints: GSM8K improves two
-// points a checkpoint from 40 %, except step 5000, planted 20 points below
-// the baseline; MMLU stays where it is.
-var line = []ckpt{
-	{step: 0, gsm8k: 0.40, mmlu: 0.5},
-	{step: 1000, gsm8k: 0.42, mmlu: 0.5},
-	{step: 2000, gsm8k: 0.44, mmlu: 0.5},
-	{step: 3000, gsm8k: 0.46, mmlu: 0.5},
-	{step: 4000, gsm8k: 0.48, mmlu: 0.5},
-	{step: 5000, gsm8k: 0.20, mmlu: 0.5},
-	{step: 6000, gsm8k: 0.50, mmlu: 0.5},
-	{step: 7000, gsm8k: 0.52, mmlu: 0.5},
-}
+// line is simulate's model line: 8 checkpoints on a 4-task suite (gsm8k,
+// gsm8k_cot_llama, gsm8k_llama, mmlu), each better than the last, but for
+// the one planted regression (gsm8k_cot_llama at step-06000).
+var line = simulate.Line(simulate.LineOptions{})
 
-const regressed = "step-5000"
+var regressed = line[simulate.LineRegressionCheckpoint].Name
+
+// linePolicy gates each task of the line on its primary metric.
+const linePolicy = `
+test: no-significant-drop
+alpha: 0.05
+margin: 1
+tasks:
+  gsm8k: {metrics: ["exact_match,strict-match"]}
+  gsm8k_cot_llama: {metrics: ["exact_match,strict-match"]}
+  gsm8k_llama: {metrics: ["exact_match,strict_match"]}
+  mmlu: {metrics: ["acc,none"]}
+`
 
 // packLine packs the line into layouts under a new folder, returned with
 // the layouts in an order other than the line's, so that the history
@@ -49,8 +53,7 @@ func packLine(t *testing.T) []string {
 	dir := t.TempDir()
 	var refs []string
 	for _, c := range line {
-		c.gsm8kDocs = 200
-		refs = append(refs, packCheckpoint(t, dir, c))
+		refs = append(refs, packLineCheckpoint(t, dir, c))
 	}
 	slices.Reverse(refs)
 	refs[0], refs[3] = refs[3], refs[0]
@@ -70,7 +73,11 @@ func buildLine(t *testing.T, x *history.Index, sources []string) (*history.Histo
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := history.Build(cps, history.Options{Gate: history.GateWith(nil, nil), Policy: history.DescribePolicy(nil, "")})
+	p, err := gate.ParsePolicy([]byte(linePolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := history.Build(cps, history.Options{Gate: history.GateWith(p, nil), Policy: history.DescribePolicy(p, "the line's policy")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,18 +93,18 @@ func checkLine(t *testing.T, h *history.History) {
 		t.Fatalf("ordered by %s, %d checkpoints; want by step, %d", h.Order, len(h.Checkpoints), len(line))
 	}
 	for i, c := range h.Checkpoints {
-		if c.Step != int64(line[i].step) {
-			t.Fatalf("checkpoint %d is %s (step %d), want step %d", i, c.Name, c.Step, line[i].step)
+		if c.Name != line[i].Name || c.Step != int64(i+1)*1000 {
+			t.Fatalf("checkpoint %d is %s (step %d), want %s", i, c.Name, c.Step, line[i].Name)
 		}
 	}
-	if h.Baseline != "step-0" {
-		t.Errorf("baseline %s, want step-0", h.Baseline)
+	if h.Baseline != line[0].Name {
+		t.Errorf("baseline %s, want %s", h.Baseline, line[0].Name)
 	}
 	for i, v := range h.Verdicts {
 		name := h.Checkpoints[i].Name
 		want := gate.Pass
 		switch name {
-		case "step-0":
+		case line[0].Name:
 			want = "baseline"
 		case regressed:
 			want = gate.Regression
@@ -105,13 +112,8 @@ func checkLine(t *testing.T, h *history.History) {
 		if v.Verdict != want {
 			t.Errorf("%s: verdict %s %v %v, want %s", name, v.Verdict, v.Failed, v.Reasons, want)
 		}
-		if want == gate.Regression && !slices.Contains(v.Failed, history.FailedKey("gsm8k", "exact_match", "strict-match")) {
-			t.Errorf("%s: failed %v, want gsm8k exact_match,strict-match among them", name, v.Failed)
-		}
-		for _, f := range v.Failed {
-			if !strings.HasPrefix(f, "gsm8k ") {
-				t.Errorf("%s: %s failed; only gsm8k was planted", name, f)
-			}
+		if want == gate.Regression && !slices.Equal(v.Failed, []string{history.FailedKey(simulate.LineRegressionTask, "exact_match", "strict-match")}) {
+			t.Errorf("%s: failed %v, want %s exact_match,strict-match alone", name, v.Failed, simulate.LineRegressionTask)
 		}
 	}
 	var gsm *history.Trend
@@ -124,12 +126,12 @@ func checkLine(t *testing.T, h *history.History) {
 				t.Errorf("%s %s,%s: %s missing", tr.Task, tr.Metric, tr.Filter, p.Checkpoint)
 			}
 		}
-		if tr.Task == "gsm8k" && tr.Metric == "exact_match" && tr.Filter == "strict-match" {
+		if tr.Task == simulate.LineRegressionTask && tr.Metric == "exact_match" && tr.Filter == "strict-match" {
 			gsm = tr
 		}
 	}
 	if gsm == nil {
-		t.Fatal("no gsm8k exact_match,strict-match trend")
+		t.Fatalf("no %s exact_match,strict-match trend", simulate.LineRegressionTask)
 	}
 	if gsm.Baseline != gsm.Points[0].Value {
 		t.Errorf("baseline line %v, want the first checkpoint's %v", gsm.Baseline, gsm.Points[0].Value)
@@ -137,9 +139,11 @@ func checkLine(t *testing.T, h *history.History) {
 	if len(gsm.Flips) != len(line)-1 {
 		t.Fatalf("%d flips, want %d", len(gsm.Flips), len(line)-1)
 	}
-	into, out := gsm.Flips[4], gsm.Flips[5]
-	if into.To != regressed || into.RightToWrong < 20 || len(into.FirstRightToWrong) == 0 || out.From != regressed || out.WrongToRight < 20 {
-		t.Errorf("flips into the regression %+v, out of it %+v: want 20 or more documents each way", into, out)
+	k := simulate.LineRegressionCheckpoint
+	into, out := gsm.Flips[k-1], gsm.Flips[k]
+	if into.To != regressed || into.RightToWrong <= into.WrongToRight || len(into.FirstRightToWrong) == 0 ||
+		out.From != regressed || out.WrongToRight <= out.RightToWrong {
+		t.Errorf("flips into the regression %+v, out of it %+v: want more right→wrong into it, more wrong→right out of it", into, out)
 	}
 	// Flips agree with the scores: the change in right answers is the
 	// difference of the flips on the documents both scored.
@@ -179,7 +183,7 @@ func TestHistory_LocalLine(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Verdicts) != len(line) || back.Verdicts[5].Verdict != gate.Regression || len(back.Trends) != len(h.Trends) ||
+	if len(back.Verdicts) != len(line) || back.Verdicts[simulate.LineRegressionCheckpoint].Verdict != gate.Regression || len(back.Trends) != len(h.Trends) ||
 		back.Trends[0].Points[0].Value == nil || back.Trends[0].Points[0].Low == nil {
 		t.Errorf("JSON does not hold the verdicts and points: %.300s", b)
 	}
@@ -237,7 +241,7 @@ func TestHistoryInChromium(t *testing.T) {
 	chrome := testenv.Command(t, "chromium")
 	x := openIndex(t, filepath.Join(t.TempDir(), "history.db"))
 	h, _ := buildLine(t, x, packLine(t))
-	h.Checkpoints[1].Name = `step-1000<script>document.title="owned"</script>`
+	h.Checkpoints[1].Name = `step-02000<script>document.title="owned"</script>`
 	page := filepath.Join(t.TempDir(), "history.html")
 	if err := os.WriteFile(page, []byte(h.HTML()), 0o644); err != nil {
 		t.Fatal(err)
@@ -265,7 +269,7 @@ func TestHistoryInChromium(t *testing.T) {
 		switch i {
 		case 0:
 			wantVerdict = "baseline"
-		case 5:
+		case simulate.LineRegressionCheckpoint:
 			wantVerdict = "regression"
 		}
 		if !strings.Contains(r[0], `class="`+wantVerdict+`"`) {
@@ -285,12 +289,12 @@ func TestHistoryInChromium(t *testing.T) {
 		if n := strings.Count(body, "<tr>"); n != len(line) {
 			t.Errorf("trend %d: %d rows, want %d", i, n, len(line))
 		}
-		if strings.Contains(s, `data-task="gsm8k"`) && strings.Contains(body, `class="regression">regression<`) &&
+		if strings.Contains(s, `data-task="`+simulate.LineRegressionTask+`"`) && strings.Contains(body, `class="regression">regression<`) &&
 			strings.Contains(s, "(regression)") {
 			regressionShown = true
 		}
 	}
 	if !regressionShown {
-		t.Error("no gsm8k trend shows the regression in its table and its plot's description")
+		t.Errorf("no %s trend shows the regression in its table and its plot's description", simulate.LineRegressionTask)
 	}
 }
