@@ -150,8 +150,10 @@ func runHistory(ctx context.Context, opts historyOptions, sources []string, io s
 	if n := len(h.Verdicts); n > 0 {
 		last := h.Verdicts[n-1]
 		if last.Verdict == gate.Regression || last.Verdict == gate.Refused {
-			fmt.Fprintf(io.err, "capsule: the newest checkpoint, %s, %s against %s\n", quote.Text(h.Checkpoints[n-1].Name),
-				map[string]string{gate.Regression: "regressed", gate.Refused: "was refused by the gate"}[last.Verdict], quote.Text(h.Baseline))
+			if !opts.json {
+				fmt.Fprintf(io.out, "FAILED: the newest checkpoint, %s, %s against %s\n", quote.Text(h.Checkpoints[n-1].Name),
+					map[string]string{gate.Regression: "regressed", gate.Refused: "was refused by the gate"}[last.Verdict], quote.Text(h.Baseline))
+			}
 			return errChecksFailed
 		}
 	}
