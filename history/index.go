@@ -12,7 +12,8 @@ import (
 
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+	"modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // SchemaVersion is the index's schema version, kept in SQLite's
@@ -131,11 +132,11 @@ func openDB(ctx context.Context, path string) (*Index, error) {
 func (x *Index) check(ctx context.Context) error {
 	var version int
 	if err := x.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return fmt.Errorf("%w: %s: not an SQLite database: %w", ErrIndex, x.path, err)
+		return x.unreadable(err)
 	}
 	var tables int
 	if err := x.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
-		return fmt.Errorf("%w: %s: not an SQLite database: %w", ErrIndex, x.path, err)
+		return x.unreadable(err)
 	}
 	if tables == 0 && version == 0 {
 		tx, err := x.db.BeginTx(ctx, nil)
@@ -155,13 +156,28 @@ func (x *Index) check(ctx context.Context) error {
 		return fmt.Errorf("%w: %s has schema version %d, this program uses %d", ErrIndex, x.path, version, SchemaVersion)
 	}
 	var ok string
-	if err := x.db.QueryRowContext(ctx, "PRAGMA quick_check").Scan(&ok); err != nil || ok != "ok" {
-		if err == nil {
-			err = errors.New(ok)
-		}
-		return fmt.Errorf("%w: %s fails SQLite's integrity check: %w", ErrIndex, x.path, err)
+	if err := x.db.QueryRowContext(ctx, "PRAGMA quick_check").Scan(&ok); err != nil {
+		return x.unreadable(err)
+	}
+	if ok != "ok" {
+		return fmt.Errorf("%w: %s fails SQLite's integrity check: %s", ErrIndex, x.path, ok)
 	}
 	return nil
+}
+
+// unreadable classifies an error reading the database: a file that is
+// not a database or is damaged is ErrIndex (rebuilt); anything else (a
+// database another process holds locked past the busy timeout, a
+// permission) is returned as it is, and the file left alone.
+func (x *Index) unreadable(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
+			return fmt.Errorf("%w: %s is not an SQLite database or is damaged: %w", ErrIndex, x.path, err)
+		}
+	}
+	return fmt.Errorf("index %s: %w", x.path, err)
 }
 
 // Reset empties the index (a rebuild): every checkpoint is read again
