@@ -40,6 +40,10 @@ type Verdict struct {
 	// that regressed, Reasons why the gate refused or failed, in words.
 	Failed  []string `json:"failed"`
 	Reasons []string `json:"reasons"`
+	// Metrics are the gate's verdict per task, metric and filter
+	// (FailedKey): pass, regression, refused or not-gated; a metric the
+	// gate did not see is absent.
+	Metrics map[string]string `json:"metrics"`
 }
 
 // Options configures Build.
@@ -76,6 +80,9 @@ type Trend struct {
 	Metric string `json:"metric"`
 	Filter string `json:"filter"`
 	Higher bool   `json:"higher_is_better"`
+	// Group is the group whose joined documents hold this task's
+	// ("mmlu" for mmlu_anatomy), "" for a task no group joins.
+	Group string `json:"group"`
 	// Points are parallel to History.Checkpoints; a checkpoint without
 	// this score has Missing set.
 	Points []Point `json:"points"`
@@ -153,7 +160,7 @@ func (h *History) gate(base *Checkpoint, g Gater) error {
 	eg.SetLimit(runtime.GOMAXPROCS(0))
 	for i, c := range h.Checkpoints {
 		if c == base {
-			h.Verdicts[i] = Verdict{Verdict: "baseline", Failed: []string{}, Reasons: []string{}}
+			h.Verdicts[i] = Verdict{Verdict: "baseline", Failed: []string{}, Reasons: []string{}, Metrics: map[string]string{}}
 			continue
 		}
 		eg.Go(func() error {
@@ -226,8 +233,9 @@ func (h *History) trends(base *Checkpoint) {
 	slices.SortFunc(keys, func(a, b key) int {
 		return strings.Compare(a.task+"\x00"+a.metric+"\x00"+a.filter, b.task+"\x00"+b.metric+"\x00"+b.filter)
 	})
+	groups := groupsOf(h.Checkpoints)
 	for _, k := range keys {
-		t := &Trend{Task: k.task, Metric: k.metric, Filter: k.filter, Higher: true, Baseline: math.NaN(), Flips: []Flip{}}
+		t := &Trend{Task: k.task, Metric: k.metric, Filter: k.filter, Higher: true, Baseline: math.NaN(), Flips: []Flip{}, Group: groups[k.task]}
 		var prev *Score
 		var prevName string
 		for _, c := range h.Checkpoints {
@@ -248,6 +256,33 @@ func (h *History) trends(base *Checkpoint) {
 		}
 		h.Trends = append(h.Trends, t)
 	}
+}
+
+// groupsOf maps each task a group's joined documents name ("mmlu_anatomy/3"
+// in mmlu) to the smallest such group: mmlu_anatomy to mmlu_stem rather
+// than mmlu.
+func groupsOf(cps []*Checkpoint) map[string]string {
+	size := map[string]int{}
+	out := map[string]string{}
+	for _, c := range cps {
+		for _, s := range c.Scores {
+			members := map[string]bool{}
+			for _, d := range s.Docs {
+				if i := strings.LastIndexByte(d, '/'); i > 0 {
+					members[d[:i]] = true
+				}
+			}
+			for m := range members {
+				if g, ok := out[m]; !ok || len(members) < size[g] || (len(members) == size[g] && s.Task < g) {
+					out[m] = s.Task
+				}
+			}
+			if len(members) > 0 {
+				size[s.Task] = len(members)
+			}
+		}
+	}
+	return out
 }
 
 func (c *Checkpoint) find(task, metric, filter string) *Score {

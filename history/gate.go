@@ -42,8 +42,9 @@ func GateWith(p *gate.Policy, results map[string]*gate.Result) Gater {
 
 // verdictOf is what the history shows of a gate's result.
 func verdictOf(r *gate.Result) Verdict {
-	v := Verdict{Verdict: r.Verdict, Failed: []string{}, Reasons: []string{}}
+	v := Verdict{Verdict: r.Verdict, Failed: []string{}, Reasons: []string{}, Metrics: map[string]string{}}
 	for _, m := range r.Metrics {
+		v.Metrics[FailedKey(m.Task, m.Metric, m.Filter)] = m.Verdict
 		if m.Verdict == gate.Regression {
 			v.Failed = append(v.Failed, FailedKey(m.Task, m.Metric, m.Filter))
 			v.Reasons = append(v.Reasons, fmt.Sprintf("%s %s,%s: Δ %+.2f [%+.2f, %+.2f] %s, margin %g", m.Task, m.Metric, m.Filter,

@@ -246,6 +246,11 @@ func TestHistoryInChromium(t *testing.T) {
 	if err := os.WriteFile(page, []byte(h.HTML()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if keep := os.Getenv("EVALCAPSULE_KEEP_HISTORY"); keep != "" {
+		if err := os.WriteFile(keep, []byte(h.HTML()), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
 	cmd := exec.Command(chrome, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--user-data-dir="+t.TempDir(), "--dump-dom", "file://"+page)
@@ -276,14 +281,21 @@ func TestHistoryInChromium(t *testing.T) {
 			t.Errorf("row %d (%s): no %s verdict: %s", i, r[1], wantVerdict, r[0])
 		}
 	}
-	sections := regexp.MustCompile(`(?s)<section class="trend".*?</section>`).FindAllString(dom, -1)
+	sections := regexp.MustCompile(`(?s)<section class="trend[^"]*".*?</section>`).FindAllString(dom, -1)
 	if len(sections) != len(h.Trends) {
 		t.Fatalf("%d trend sections, want %d", len(sections), len(h.Trends))
 	}
+	if n := strings.Count(dom, `<section class="trend member"`); n < 57 {
+		t.Errorf("%d member trends folded away, want mmlu's 57 subjects at least", n)
+	}
 	regressionShown := false
 	for i, s := range sections {
-		if n := strings.Count(s, `<img src="data:image/png;base64,`); n != 1 {
-			t.Errorf("trend %d: %d plots", i, n)
+		want := 1
+		if strings.HasPrefix(s, `<section class="trend member"`) && !strings.Contains(s, `class="regression"`) {
+			want = 0 // a group's member, folded away
+		}
+		if n := strings.Count(s, `<img src="data:image/png;base64,`); n != want {
+			t.Errorf("trend %d: %d plots, want %d", i, n, want)
 		}
 		body := regexp.MustCompile(`(?s)<tbody>.*?</tbody>`).FindString(s)
 		if n := strings.Count(body, "<tr>"); n != len(line) {

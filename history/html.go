@@ -21,7 +21,7 @@ func (h *History) HTML() string {
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>History of a model line</title>\n")
 	b.WriteString(`<style>body{font-family:Arial,Helvetica,sans-serif;max-width:60em;margin:1em auto;color:#222}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}
-td.num{text-align:right}.regression{color:#D55E00;font-weight:bold}.pass{color:#0072B2}.refused{color:#CC79A7;font-weight:bold}
+td.num{text-align:right}.regression{color:#D55E00;font-weight:bold}.pass{color:#0072B2}.refused{color:#CC79A7;font-weight:bold}.not-gated{color:#808080}
 section{margin-top:2em}</style></head><body>
 `)
 	b.WriteString("<h1>History of a model line</h1>\n")
@@ -42,45 +42,77 @@ section{margin-top:2em}</style></head><body>
 		if i < len(h.Verdicts) {
 			v := h.Verdicts[i]
 			verdict = v.Verdict
-			why = strings.Join(append(append([]string{}, v.Failed...), v.Reasons...), "; ")
+			why = strings.Join(v.Reasons, "; ")
 		}
 		fmt.Fprintf(&b, "<tr class=\"checkpoint\" data-name=\"%s\"><td class=\"num\">%d</td><td>%s</td><td class=\"num\">%s</td><td>%s</td><td><code>%s</code></td><td class=\"%s\">%s</td><td>%s</td></tr>\n",
 			e(c.Name), i+1, e(c.Name), step, e(c.Model), e(shortDigest(c.Digest)), e(verdict), e(verdict), e(why))
 	}
 	b.WriteString("</tbody></table>\n")
+	// Tasks a group joins (mmlu's subjects) are folded away below the
+	// others, drawn only where the gate flagged them.
+	var members []*Trend
 	for _, t := range h.Trends {
-		title := t.Task + " " + t.Metric + "," + t.Filter
-		fmt.Fprintf(&b, "<section class=\"trend\" data-task=\"%s\"><h2>%s</h2>\n", e(t.Task), e(title))
-		b.WriteString(analysis.Trend(title, h.trendPoints(t), t.Baseline).HTML())
-		b.WriteString("\n<table><thead><tr><th>checkpoint</th><th>score</th><th>95 % CI</th><th>n</th><th>verdict</th></tr></thead><tbody>\n")
-		for i, p := range t.Points {
-			verdict := ""
-			if i < len(h.Verdicts) {
-				verdict = h.Verdicts[i].Verdict
-				if verdict == "regression" && !h.failedIn(i, t) {
-					verdict = "pass here"
-				}
-			}
-			if p.Missing {
-				fmt.Fprintf(&b, "<tr><td>%s</td><td>n/a</td><td></td><td></td><td>%s</td></tr>\n", e(p.Checkpoint), e(verdict))
-				continue
-			}
-			fmt.Fprintf(&b, "<tr><td>%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%d</td><td class=\"%s\">%s</td></tr>\n",
-				e(p.Checkpoint), num(p.Value), ci(p.Low, p.High), p.N, e(verdict), e(verdict))
+		if t.Group != "" {
+			members = append(members, t)
+			continue
 		}
-		b.WriteString("</tbody></table>\n")
-		if len(t.Flips) > 0 {
-			b.WriteString("<table class=\"flips\"><caption>Documents that flipped</caption><thead><tr><th>from</th><th>to</th><th>common</th><th>right→wrong</th><th>first doc ids</th><th>wrong→right</th><th>first doc ids</th></tr></thead><tbody>\n")
-			for _, f := range t.Flips {
-				fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td>%s</td><td class=\"num\">%d</td><td>%s</td></tr>\n",
-					e(f.From), e(f.To), f.Common, f.RightToWrong, ids(f.FirstRightToWrong, f.RightToWrong), f.WrongToRight, ids(f.FirstWrongToRight, f.WrongToRight))
+		h.trendHTML(&b, t, true)
+	}
+	if len(members) > 0 {
+		fmt.Fprintf(&b, "<details><summary>%d tasks that groups join (plots only where the gate flagged them)</summary>\n", len(members))
+		for _, t := range members {
+			flagged := false
+			for i := range t.Points {
+				flagged = flagged || h.failedIn(i, t)
 			}
-			b.WriteString("</tbody></table>\n")
+			h.trendHTML(&b, t, flagged)
 		}
-		b.WriteString("</section>\n")
+		b.WriteString("</details>\n")
 	}
 	b.WriteString("</body></html>\n")
 	return b.String()
+}
+
+// trendHTML writes one trend's section: its plot (when plot is set), its
+// numbers and its flips.
+func (h *History) trendHTML(b *strings.Builder, t *Trend, plot bool) {
+	e := html.EscapeString
+	title := t.Task + " " + t.Metric + "," + t.Filter
+	class := "trend"
+	if t.Group != "" {
+		class += " member"
+	}
+	fmt.Fprintf(b, "<section class=\"%s\" data-task=\"%s\" data-group=\"%s\"><h2>%s</h2>\n", class, e(t.Task), e(t.Group), e(title))
+	if plot {
+		b.WriteString(analysis.Trend(title, h.trendPoints(t), t.Baseline).HTML())
+	}
+	b.WriteString("\n<table><thead><tr><th>checkpoint</th><th>score</th><th>95 % CI</th><th>n</th><th>gate</th></tr></thead><tbody>\n")
+	for i, p := range t.Points {
+		verdict := ""
+		if i < len(h.Verdicts) {
+			v := h.Verdicts[i]
+			verdict = v.Verdict
+			if verdict != "baseline" {
+				verdict = v.Metrics[FailedKey(t.Task, t.Metric, t.Filter)]
+			}
+		}
+		if p.Missing {
+			fmt.Fprintf(b, "<tr><td>%s</td><td>n/a</td><td></td><td></td><td>%s</td></tr>\n", e(p.Checkpoint), e(verdict))
+			continue
+		}
+		fmt.Fprintf(b, "<tr><td>%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%d</td><td class=\"%s\">%s</td></tr>\n",
+			e(p.Checkpoint), num(p.Value), ci(p.Low, p.High), p.N, e(verdict), e(verdict))
+	}
+	b.WriteString("</tbody></table>\n")
+	if len(t.Flips) > 0 {
+		b.WriteString("<table class=\"flips\"><caption>Documents that flipped</caption><thead><tr><th>from</th><th>to</th><th>common</th><th>right→wrong</th><th>first doc ids</th><th>wrong→right</th><th>first doc ids</th></tr></thead><tbody>\n")
+		for _, f := range t.Flips {
+			fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td>%s</td><td class=\"num\">%d</td><td>%s</td></tr>\n",
+				e(f.From), e(f.To), f.Common, f.RightToWrong, ids(f.FirstRightToWrong, f.RightToWrong), f.WrongToRight, ids(f.FirstWrongToRight, f.WrongToRight))
+		}
+		b.WriteString("</tbody></table>\n")
+	}
+	b.WriteString("</section>\n")
 }
 
 // trendPoints are a trend's points for the plot, flagged where the gate
@@ -154,9 +186,6 @@ func (h *History) Text() string {
 		v := ""
 		if i < len(h.Verdicts) {
 			v = h.Verdicts[i].Verdict
-			if len(h.Verdicts[i].Failed) > 0 {
-				v += ": " + q(strings.Join(h.Verdicts[i].Failed, "; "))
-			}
 			if len(h.Verdicts[i].Reasons) > 0 {
 				v += ": " + q(strings.Join(h.Verdicts[i].Reasons, "; "))
 			}
