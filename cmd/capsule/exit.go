@@ -12,6 +12,7 @@ import (
 	"github.com/evalcapsule/evalcapsule/capsule"
 	"github.com/evalcapsule/evalcapsule/gate"
 	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/history"
 	"github.com/evalcapsule/evalcapsule/kernel"
 	"github.com/evalcapsule/evalcapsule/study"
 	"oras.land/oras-go/v2/errdef"
@@ -61,7 +62,7 @@ func classify(err error) failure {
 		return failure{exitUsage, "usage"}
 	case errors.Is(err, context.Canceled), errors.Is(err, harness.ErrInterrupted):
 		return failure{exitInterrupted, "interrupted"}
-	case errors.Is(err, errChecksFailed), errors.Is(err, capsule.ErrFormat), errors.Is(err, study.ErrMismatch), errors.Is(err, capsule.ErrDiffers), errors.As(err, &ce):
+	case errors.Is(err, errChecksFailed), errors.Is(err, capsule.ErrFormat), errors.Is(err, study.ErrMismatch), errors.Is(err, capsule.ErrDiffers), errors.Is(err, history.ErrIndex), errors.As(err, &ce):
 		return failure{exitFailed, "failed"}
 	case errors.Is(err, errdef.ErrNotFound): // a tag or repository a registry answered it does not have
 		return failure{exitUsage, "input"}
@@ -87,6 +88,8 @@ func classify(err error) failure {
 		errors.Is(err, gate.ErrPolicy), errors.Is(err, gate.ErrSide),
 		// capsules and references
 		errors.Is(err, capsule.ErrReference), errors.Is(err, capsule.ErrNotPackable),
+		// histories
+		errors.Is(err, history.ErrNoCheckpoints), errors.Is(err, history.ErrBaseline),
 		// notebooks and kernels
 		errors.Is(err, kernel.ErrNotebook), errors.Is(err, kernel.ErrConnection), errors.Is(err, kernel.ErrTemporaryBuild),
 		// files named on the command line

@@ -28,7 +28,7 @@ func TestJSONStyle(t *testing.T) {
 		analysis.RescoreReport{}, analysis.CodeExecution{}, analysis.CounterfactualReport{}, analysis.Uncertainties{},
 		capsule.Differences{}, capsule.Inspection{}, capsule.PackResult{},
 		capsule.ReplayReport{}, capsule.Verification{},
-		demoResult{}, showReport{}, dryRunPlan{}, &gate.Result{}, suiteCheckpoint{},
+		demoResult{}, showReport{}, dryRunPlan{}, &gate.Result{}, suiteCheckpoint{}, historyJSON{},
 	}
 	seen := map[reflect.Type]bool{}
 	var walk func(t reflect.Type, where string)

@@ -95,6 +95,7 @@ Each command's help lists the codes it returns.`,
 	root.AddCommand(newReplayCmd(io))
 	root.AddCommand(newPushCmd(io))
 	root.AddCommand(newPullCmd(io))
+	root.AddCommand(newHistoryCmd(io))
 	root.AddCommand(newDiffCmd(io))
 	root.AddCommand(newUnpackCmd(io))
 	root.AddCommand(newJobCmd(io))

@@ -20,7 +20,7 @@ var layers = [][]string{
 	{"harness"},
 	{"analysis"},
 	{"study", "gate"},
-	{"capsule"},
+	{"capsule", "history"},
 	{"kernel"},
 	{"cmd"},
 }
