@@ -50,7 +50,7 @@ func aggregateWith(agg string, items []float64, pairs [][]float64, kind PyKind, 
 		notes = append(notes, fmt.Sprintf("%s: %s summation of %s", what, s, k))
 	}
 	switch agg {
-	case "mean":
+	case "mean", "agg_inst_level_acc":
 		note("value", kind)
 	case "perplexity":
 		note("value", kind)
@@ -137,7 +137,7 @@ func aggregateItems(agg string, items []float64, pairs [][]float64, kind PyKind,
 		return nil
 	}
 	switch agg {
-	case "mean":
+	case "mean", "agg_inst_level_acc": // IFEval's: the mean of the flattened lists
 		if err := needItems(); err != nil {
 			return val, se, "", err
 		}
@@ -159,6 +159,27 @@ func aggregateItems(agg string, items []float64, pairs [][]float64, kind PyKind,
 		}
 		stat := func(idx []int) float64 { return NanMean(items, idx, ac.numpy) }
 		return Num(NanMean(items, nil, ac.numpy)), stderr(stat, NumpyFloat), why, nil
+	case "f1_macro", "f1_micro", "f1_weighted", "f1_macro_legacy", "f1_micro_legacy", "f1_weighted_legacy":
+		if err := needPairs(); err != nil {
+			return val, se, "", err
+		}
+		golds := make([]int, n)
+		preds := make([]int, n)
+		for i, p := range pairs {
+			golds[i], preds[i] = int(p[0]), int(p[1])
+		}
+		avg, legacy := f1AverageOf(agg)
+		v := F1Average(golds, preds, avg, legacy)
+		why = "sklearn f1_score(average=\"" + avg + "\")"
+		switch {
+		case v == F1Average(golds, preds, avg, !legacy):
+			why += " (scikit-learn's formulas before and from 1.4 agree here)"
+		case legacy:
+			why += " as scikit-learn before 1.4 computes it"
+		default:
+			why += " as scikit-learn 1.4 and later compute it"
+		}
+		return Num(v), NA, why + ", no stderr", nil
 	case "f1", "matthews_corrcoef":
 		if err := needPairs(); err != nil {
 			return val, se, "", err

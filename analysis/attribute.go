@@ -10,9 +10,11 @@ import (
 // card's number to the reproduction: baseline run, each cumulative setting
 // change with its effect, final number, and what is left unexplained.
 type Attribution struct {
-	Study     string             `json:"-"`
-	Simulated bool               `json:"-"` // some run was produced by the simulated backend
-	Claims    []ClaimAttribution `json:"claims"`
+	Study     string `json:"-"`
+	Simulated bool   `json:"-"` // some run was produced by the simulated backend
+	// Claims are the attributions of the card's claims, one per claim in
+	// the study file's order.
+	Claims []ClaimAttribution `json:"claims"`
 }
 
 // UnmarshalJSON reads what MarshalJSON (the package function) writes,
@@ -39,8 +41,13 @@ const (
 
 // ClaimAttribution is the attribution of one claimed number.
 type ClaimAttribution struct {
-	Task   string `json:"task"`
+	// Task is the claim's task as the study file names it (a step may run
+	// it under another name, at the same place in its task list).
+	Task string `json:"task"`
+	// Metric is the claim's lm-eval metric ("exact_match", "acc").
 	Metric string `json:"metric"`
+	// Filter is the claim's lm-eval filter ("strict-match", "none"), under
+	// which the baseline is scored.
 	Filter string `json:"filter"`
 	// FinalFilter is the filter of the final score where a re-scoring step
 	// changed it from Filter ("" where it did not).
@@ -54,20 +61,20 @@ type ClaimAttribution struct {
 	// number of member tasks a group's documents belong to (0 for a plain
 	// task).
 	Aggregate       Aggregate `json:"aggregate"`
-	AggregateStated bool      `json:"aggregate_stated"`
-	Members         int       `json:"members,omitempty"`
+	AggregateStated bool      `json:"aggregate_stated"`  // whether the claim states its aggregate (false: micro, lm-eval's, by default)
+	Members         int       `json:"members,omitempty"` // the number of member tasks of a group's claim (0, left out, for a plain task)
 	// Card is the number the model card claims; Baseline the first run's,
 	// Final the last step's.
 	Card     float64 `json:"card"`
-	Baseline float64 `json:"baseline"`
-	Final    float64 `json:"final"`
+	Baseline float64 `json:"baseline"` // the baseline run's score, lm-eval's fraction for a [0, 1] metric
+	Final    float64 `json:"final"`    // the score after the last step, lm-eval's fraction for a [0, 1] metric
 	// Unexplained is Card − Final, with a CI from the final run's
 	// uncertainty (the card's number has none we know of).
 	Unexplained       float64           `json:"unexplained"`
-	UnexplainedCILow  float64           `json:"unexplained_ci_low"`
-	UnexplainedCIHigh float64           `json:"unexplained_ci_high"`
-	Steps             []AttributionStep `json:"steps"`
-	Sensitivity       []Sensitivity     `json:"sensitivity"`
+	UnexplainedCILow  float64           `json:"unexplained_ci_low"`  // the lower end of Unexplained's CI: Card minus the upper end of the final score's CI (null when that CI cannot be computed)
+	UnexplainedCIHigh float64           `json:"unexplained_ci_high"` // the upper end of Unexplained's CI: Card minus the lower end of the final score's CI (null when that CI cannot be computed)
+	Steps             []AttributionStep `json:"steps"`               // the study's steps in order, each a change from the step before (empty, never null, with no steps)
+	Sensitivity       []Sensitivity     `json:"sensitivity"`         // the study's variants, each one change from the baseline (empty, never null, with no variants)
 	// HolmFamily says over which tests the PHolm of the steps and variants
 	// is adjusted: all of this claim's step and variant tests together.
 	HolmFamily string `json:"holm_family,omitempty"`
@@ -78,7 +85,7 @@ type ClaimAttribution struct {
 	// full factorial over the settings (nil otherwise), and Interaction the
 	// part of the total effect no single setting carries.
 	Shapley     []ShapleyValue `json:"shapley,omitempty"`
-	Interaction *float64       `json:"interaction,omitempty"`
+	Interaction *float64       `json:"interaction,omitempty"` // the total effect minus the sum of the settings' one-at-a-time effects from the baseline corner; left out without a full factorial
 	// Statement says in a sentence what the attribution shows, including
 	// whether the unexplained residual is significant and which of the
 	// card's settings the final run does not have.
@@ -88,47 +95,47 @@ type ClaimAttribution struct {
 // AttributionStep is one cumulative change from the baseline: a new run or
 // a re-scoring of the previous run's samples.
 type AttributionStep struct {
-	Name string `json:"name"`
+	Name string `json:"name"` // the step's name in the study file
 	Kind string `json:"kind"` // "run" or "rescore"
 	// Value is the score after the step, Delta its change from the
 	// previous step, with the paired CI and McNemar p of that change, and
 	// that p Holm-adjusted over the claim's family (HolmFamily).
 	Value  float64 `json:"value"`
-	Delta  float64 `json:"delta"`
-	CILow  float64 `json:"ci_low"`
-	CIHigh float64 `json:"ci_high"`
-	P      float64 `json:"p"`
-	PHolm  float64 `json:"p_holm"`
+	Delta  float64 `json:"delta"`   // Value minus the previous step's (or the baseline's), lm-eval's fraction for a [0, 1] metric
+	CILow  float64 `json:"ci_low"`  // the lower end of Delta's paired bootstrap CI (null when it cannot be computed)
+	CIHigh float64 `json:"ci_high"` // the upper end of Delta's paired bootstrap CI (null when it cannot be computed)
+	P      float64 `json:"p"`       // the exact McNemar p of the change (null for scores that are not 0/1)
+	PHolm  float64 `json:"p_holm"`  // P Holm-adjusted over the claim's steps and variants (null where P is)
 }
 
 // Sensitivity is one variant: a single change from the baseline.
 type Sensitivity struct {
-	Change string  `json:"change"`
-	Value  float64 `json:"value"`
-	Delta  float64 `json:"delta"`
-	CILow  float64 `json:"ci_low"`
-	CIHigh float64 `json:"ci_high"`
-	P      float64 `json:"p"`
-	PHolm  float64 `json:"p_holm"`
+	Change string  `json:"change"`  // the variant's name in the study file
+	Value  float64 `json:"value"`   // the variant's score, lm-eval's fraction for a [0, 1] metric
+	Delta  float64 `json:"delta"`   // Value minus the baseline's score
+	CILow  float64 `json:"ci_low"`  // the lower end of Delta's paired bootstrap CI (null when it cannot be computed)
+	CIHigh float64 `json:"ci_high"` // the upper end of Delta's paired bootstrap CI (null when it cannot be computed)
+	P      float64 `json:"p"`       // the exact McNemar p of the change (null for scores that are not 0/1)
+	PHolm  float64 `json:"p_holm"`  // P Holm-adjusted over the claim's steps and variants (null where P is)
 }
 
 // ShapleyValue is one setting's order-independent share of the total
 // effect, with its paired bootstrap CI: documents resampled jointly across
 // all the factorial's runs.
 type ShapleyValue struct {
-	Setting string  `json:"setting"`
-	Value   float64 `json:"value"`
-	CILow   float64 `json:"ci_low"`
-	CIHigh  float64 `json:"ci_high"`
+	Setting string  `json:"setting"` // the factorial step's name in the study file
+	Value   float64 `json:"value"`   // the setting's Shapley value, in the claim's score's unit (lm-eval's fraction for a [0, 1] metric)
+	CILow   float64 `json:"ci_low"`  // the lower end of Value's paired bootstrap CI
+	CIHigh  float64 `json:"ci_high"` // the upper end of Value's paired bootstrap CI
 }
 
 // SettingRow is one setting the card states, beside what the baseline and
 // the final run ran with ("" where a run leaves it to lm-eval or the task).
 type SettingRow struct {
-	Setting  string `json:"setting"`
-	Card     string `json:"card"`
-	Baseline string `json:"baseline"`
-	Final    string `json:"final"`
+	Setting  string `json:"setting"`  // the setting's name as the study file writes it, a mapping's key dotted ("num_fewshot", "model_args.dtype")
+	Card     string `json:"card"`     // the value the card states
+	Baseline string `json:"baseline"` // the baseline run's value ("" where the run leaves it to lm-eval or the task)
+	Final    string `json:"final"`    // the final run's value ("" where the run leaves it to lm-eval or the task)
 	// Match is whether the final run has the card's value.
 	Match bool `json:"match"`
 }

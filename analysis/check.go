@@ -202,6 +202,9 @@ type RunReport struct {
 	LMEvalVersion string  `json:"lm_eval_version"`
 	PythonVersion string  `json:"python_version"`
 	Checks        []Check `json:"checks"`
+	// CodeExecution says where the completions of code tasks ran; nil
+	// when none were executed.
+	CodeExecution *CodeExecution `json:"code_execution,omitempty"`
 
 	// Warnings are problems with the files that did not stop the checks.
 	Warnings []string `json:"-"`
@@ -211,12 +214,13 @@ type RunReport struct {
 // Python version is null.
 func (r *RunReport) MarshalJSON() ([]byte, error) {
 	type plain struct {
-		Path          string  `json:"path"`
-		LMEvalVersion string  `json:"lm_eval_version"`
-		PythonVersion *string `json:"python_version"`
-		Checks        []Check `json:"checks"`
+		Path          string         `json:"path"`
+		LMEvalVersion string         `json:"lm_eval_version"`
+		PythonVersion *string        `json:"python_version"`
+		Checks        []Check        `json:"checks"`
+		CodeExecution *CodeExecution `json:"code_execution,omitempty"`
 	}
-	p := plain{Path: r.Path, LMEvalVersion: r.LMEvalVersion, Checks: r.Checks}
+	p := plain{Path: r.Path, LMEvalVersion: r.LMEvalVersion, Checks: r.Checks, CodeExecution: r.CodeExecution}
 	if p.Checks == nil {
 		p.Checks = []Check{}
 	}

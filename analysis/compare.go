@@ -57,8 +57,12 @@ func (o CompareOptions) level() float64 {
 // Comparison is the paired, question-by-question comparison of one task,
 // metric and filter between run A and run B.
 type Comparison struct {
-	Task   string `json:"task"`
+	// Task is the task compared, or the group whose members' documents are
+	// joined (Groups).
+	Task string `json:"task"`
+	// Metric is the lm-eval metric compared ("exact_match", "acc").
 	Metric string `json:"metric"`
+	// Filter is the lm-eval filter of the metric ("strict-match", "none").
 	Filter string `json:"filter"`
 	// N is the documents compared: those both runs logged (doc_id and
 	// doc_hash equal); 0 for an unpaired comparison.
@@ -66,9 +70,9 @@ type Comparison struct {
 	// NA and NB are the documents each run's score is over: the logged ones
 	// (paired), or n-samples of the results file (unpaired; 0 unknown).
 	NA int     `json:"n_a"`
-	NB int     `json:"n_b"`
-	A  float64 `json:"a"`
-	B  float64 `json:"b"`
+	NB int     `json:"n_b"` // run B's documents, as NA is run A's
+	A  float64 `json:"a"`   // run A's score: the mean over the N paired documents, or the results file's value when unpaired (lm-eval's fraction for a [0, 1] metric)
+	B  float64 `json:"b"`   // run B's score, as A is run A's
 	// Scale is the metric's range and unit (ScaleOf); the intervals of
 	// Delta are clipped to the range of a difference (Scale.Diff),
 	// PairedStderr is not. The zero Scale means MetricScale(Metric).
@@ -82,21 +86,21 @@ type Comparison struct {
 	// Delta is B − A; PairedStderr the sample std of the per-doc
 	// differences over √n; CILow/CIHigh the paired bootstrap CI of Delta.
 	Delta        float64 `json:"delta"`
-	PairedStderr float64 `json:"paired_stderr"`
-	CILow        float64 `json:"ci_low"`
-	CIHigh       float64 `json:"ci_high"`
+	PairedStderr float64 `json:"paired_stderr"` // the sample std of the per-document differences over √n (null when unpaired or from one document)
+	CILow        float64 `json:"ci_low"`        // the lower end of Delta's paired bootstrap CI (null when unpaired or from one document)
+	CIHigh       float64 `json:"ci_high"`       // the upper end of Delta's paired bootstrap CI (null when unpaired or from one document)
 	// McNemarP is the exact two-sided binomial test on the discordant
 	// documents (0/1 metrics only; NaN otherwise, named in Unavailable).
 	McNemarP float64 `json:"mcnemar_p"`
 	// AOnly counts documents right in A only, BOnly in B only.
 	AOnly   int `json:"a_only"`
-	BOnly   int `json:"b_only"`
-	Both    int `json:"both"`
-	Neither int `json:"neither"`
+	BOnly   int `json:"b_only"`  // documents right (score above 0) in B only; 0 when unpaired
+	Both    int `json:"both"`    // documents right (score above 0) in both runs; 0 when unpaired
+	Neither int `json:"neither"` // documents right in neither run (score 0 or below in both); 0 when unpaired
 	// The unpaired CI, for contrast: what the same delta looks like when
 	// the pairing is ignored.
 	UnpairedCILow  float64 `json:"unpaired_ci_low"`
-	UnpairedCIHigh float64 `json:"unpaired_ci_high"`
+	UnpairedCIHigh float64 `json:"unpaired_ci_high"` // the upper end of that unpaired CI, as UnpairedCILow is the lower (null when a stderr is unknown or from one document)
 	// MDE is the minimum detectable effect at 80 % power for this n and
 	// correlation.
 	MDE float64 `json:"mde"`
@@ -115,8 +119,8 @@ type PromptDiff struct {
 
 // Comparisons is the result of Compare.
 type Comparisons struct {
-	A, B        string       `json:"-"` // the runs' names
-	Comparisons []Comparison `json:"comparisons"`
+	A, B        string       `json:"-"`           // the runs' names
+	Comparisons []Comparison `json:"comparisons"` // one per task, metric and filter both runs have: paired ones first, then groups, then unpaired
 	// PromptSets are the hashes lm-eval recorded of what each run's
 	// prompts were made from that differ between the runs ("prompt set
 	// changed"): task_hashes per task, chat_template_sha,

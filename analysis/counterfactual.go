@@ -153,24 +153,24 @@ type CounterfactualOptions struct {
 // CounterfactualReport is the score of a task with a regex of one's own
 // applied to its logged responses, against the logged filter's.
 type CounterfactualReport struct {
-	Path        string `json:"path"`
-	Task        string `json:"task"`
-	Metric      string `json:"metric"`
-	Filter      string `json:"filter"` // the logged filter compared with
-	Regex       string `json:"regex"`
-	GroupSelect int    `json:"group_select"`
+	Path        string `json:"path"`         // the run's results file (or, without one, its samples files' pattern or folder)
+	Task        string `json:"task"`         // the task re-scored
+	Metric      string `json:"metric"`       // the per-document metric re-scored (exact_match unless one is named)
+	Filter      string `json:"filter"`       // the logged filter compared with
+	Regex       string `json:"regex"`        // the pattern applied to the logged responses, in Python's re syntax
+	GroupSelect int    `json:"group_select"` // which match is taken, as lm-eval's group_select: 0 the first, -1 the last
 	// Reported is what the results file says of metric,filter (absent
 	// without one); Logged the mean of the logged per-document values,
 	// Counterfactual the mean under the regex.
 	Reported       Number  `json:"reported"`
-	Logged         float64 `json:"logged"`
-	Counterfactual float64 `json:"counterfactual"`
+	Logged         float64 `json:"logged"`         // the mean of the logged filter's per-document values, lm-eval's fraction for a [0, 1] metric
+	Counterfactual float64 `json:"counterfactual"` // the mean of the per-document values under the regex, lm-eval's fraction for a [0, 1] metric
 	// Comparison is the paired comparison: A the logged filter, B the
 	// regex. Its BOnly documents are Gained (right only with the regex),
 	// its AOnly Lost.
 	Comparison Comparison `json:"comparison"`
-	Gained     int        `json:"gained"`
-	Lost       int        `json:"lost"`
+	Gained     int        `json:"gained"` // documents whose value is higher under the regex than under the logged filter
+	Lost       int        `json:"lost"`   // documents whose value is lower under the regex than under the logged filter
 	// Flips lists the first documents that flip, gained ones first.
 	Flips []Flip `json:"flips"`
 }
@@ -178,14 +178,14 @@ type CounterfactualReport struct {
 // Flip is one document scored otherwise under the regex than under the
 // logged filter.
 type Flip struct {
-	DocID int `json:"doc_id"`
-	Line  int `json:"line"`
+	DocID int `json:"doc_id"` // the document's doc_id in the samples file
+	Line  int `json:"line"`   // the document's line in the samples file (its element in a JSON array file), from 1
 	// Gained: right with the regex, wrong with the logged filter.
 	Gained bool    `json:"gained"`
 	Logged string  `json:"logged"` // the logged filtered response
 	Regex  string  `json:"regex"`  // what the regex extracts
-	From   float64 `json:"from"`
-	To     float64 `json:"to"`
+	From   float64 `json:"from"`   // the document's value under the logged filter
+	To     float64 `json:"to"`     // the document's value under the regex
 }
 
 // CounterfactualScore answers "what would this task score with this

@@ -130,6 +130,10 @@ type FailureOptions struct {
 	// Labels, when set, are hand labels by doc_id, compared with the
 	// automatic classes.
 	Labels map[int]FailureClass
+	// Code says whether a code task's completions are executed to find
+	// and classify its misses (CodeFailureClasses); without Execute a code
+	// task is ErrNotRecomputable.
+	Code CodeOptions
 	// Class, when set, draws the sample from the misses of this class
 	// only; the counts of every class are still over all misses. A class
 	// that is not one of the task's kind (FailureClasses for a generated
@@ -141,20 +145,20 @@ type FailureOptions struct {
 type Failure struct {
 	// Task is the member task of a group's miss ("" for a task's own).
 	Task   string       `json:"task,omitempty"`
-	DocID  int          `json:"doc_id"`
-	Class  FailureClass `json:"class"`
-	Target string       `json:"target"`
+	DocID  int          `json:"doc_id"` // the document's doc_id in the samples file
+	Class  FailureClass `json:"class"`  // the automatic class of the miss: one of FailureClasses, or of ChoiceFailureClasses for multiple choice
+	Target string       `json:"target"` // the logged target's text; for multiple choice, its JSON when it is not a string (a gold index)
 	// FinalAnswer is the generated output's final answer (see the
 	// classes), "" when it has none.
 	FinalAnswer string `json:"final_answer,omitempty"`
 	// Extracted is what each filter of the task took from the output.
 	Extracted  map[string]string `json:"extracted,omitempty"`
-	OutputTail string            `json:"output_tail,omitempty"`
+	OutputTail string            `json:"output_tail,omitempty"` // the generated output's last TailBytes bytes (300 by default), "…" in front when cut; left out for multiple choice
 	// Gold and Chosen are, for a multiple-choice miss, the gold choice and
 	// the one the metric chose; Gold is nil when the gold is not among the
 	// choices.
 	Gold   *ChoiceScore `json:"gold,omitempty"`
-	Chosen *ChoiceScore `json:"chosen,omitempty"`
+	Chosen *ChoiceScore `json:"chosen,omitempty"` // the choice the metric chose, for a multiple-choice miss; left out for a generated answer
 	// Label is the hand label, if any.
 	Label FailureClass `json:"label,omitempty"`
 	Line  int          `json:"-"`
@@ -163,8 +167,8 @@ type Failure struct {
 // ChoiceScore is one choice of a multiple-choice document as the metric
 // ranked it.
 type ChoiceScore struct {
-	Index int    `json:"index"`
-	Text  string `json:"text"`
+	Index int    `json:"index"` // the choice's position among the document's choices, from 0
+	Text  string `json:"text"`  // the choice's text as the task renders it
 	// LogLikelihood is the logged log-likelihood of the choice.
 	LogLikelihood float64 `json:"loglikelihood"`
 	// Probability is the softmax over the choices of the scores the metric
@@ -176,19 +180,22 @@ type ChoiceScore struct {
 
 // FailureReport is the classified misses of one task.
 type FailureReport struct {
-	Task    string `json:"task"`
+	Task    string `json:"task"` // the task (or group) whose misses these are
 	Metric  string `json:"-"`
 	Filter  string `json:"-"`
-	N       int    `json:"-"` // documents scored
-	NMisses int    `json:"n_misses"`
+	N       int    `json:"-"`        // documents scored
+	NMisses int    `json:"n_misses"` // the documents whose value of the metric under the filter is 0, over all of a group's members
 	// MultipleChoice says the task is multiple choice: its classes are
 	// ChoiceFailureClasses, not FailureClasses.
-	MultipleChoice bool                 `json:"multiple_choice,omitempty"`
-	Classes        map[FailureClass]int `json:"classes"`
+	MultipleChoice bool `json:"multiple_choice,omitempty"`
+	// Code says the task is a code task (humaneval, mbpp): its classes
+	// are CodeFailureClasses.
+	Code    bool                 `json:"code,omitempty"`
+	Classes map[FailureClass]int `json:"classes"` // the number of misses in each class of the task's kind, every class present (0 when none)
 	// SampleClass is FailureOptions.Class: the class the sample was drawn
 	// from, "" for all misses.
 	SampleClass FailureClass `json:"sample_class,omitempty"`
-	Samples     []Failure    `json:"samples"`
+	Samples     []Failure    `json:"samples"` // the seeded sample of misses (N, 50 by default, of SampleClass's or all), in the order the documents were read; empty, never null, without misses
 	// Agreement compares hand labels with the automatic classes.
 	Agreement *LabelAgreement `json:"agreement,omitempty"`
 	// Unread names the members of a group that have no samples.
@@ -200,14 +207,17 @@ func (fr *FailureReport) ClassOrder() []FailureClass {
 	if fr.MultipleChoice {
 		return ChoiceFailureClasses
 	}
+	if fr.Code {
+		return CodeFailureClasses
+	}
 	return FailureClasses
 }
 
 // LabelAgreement is how often hand labels agree with the automatic classes.
 type LabelAgreement struct {
-	Labelled int     `json:"labelled"`
-	Agree    int     `json:"agree"`
-	Kappa    float64 `json:"kappa"` // Cohen's kappa
+	Labelled int     `json:"labelled"` // the misses that have a hand label
+	Agree    int     `json:"agree"`    // the labelled misses whose hand label is their automatic class
+	Kappa    float64 `json:"kappa"`    // Cohen's kappa
 	// Confusion[label][class] counts documents.
 	Confusion map[FailureClass]map[FailureClass]int `json:"confusion"`
 }
@@ -276,6 +286,7 @@ func Failures(sc *Scores, task string, opts FailureOptions) (*FailureReport, err
 		}
 		if i == 0 {
 			rep.MultipleChoice = mc
+			rep.Code = codeTaskOf(sc, t) != nil
 		} else if mc != rep.MultipleChoice {
 			return nil, fmt.Errorf("%w: group %q mixes multiple-choice and generative members (%s, %s)", ErrNotRecomputable, task, tasks[0], t)
 		}
@@ -359,6 +370,10 @@ func taskMisses(sc *Scores, task string, opts FailureOptions) (n int, mc bool, m
 	cfg := harness.Value{}
 	if r := sc.Run.Output.Results; r != nil {
 		cfg = r.Configs[task]
+	}
+	if ct := codeTaskOf(sc, task); ct != nil {
+		n, misses, err = codeMisses(sc, series, ct, metric, opts)
+		return n, false, misses, err
 	}
 	ts := newTaskScorer(task, cfg, versionRules{emptyTupleFallback: true})
 	outType := ts.outputType

@@ -47,7 +47,11 @@ func (run *RunReport) writeText(b *strings.Builder, opts TextOptions) {
 	if py == "" {
 		py = "unknown"
 	}
-	fmt.Fprintf(b, "%s\n  lm-eval %s, Python %s\n\n", run.Path, run.LMEvalVersion, py)
+	fmt.Fprintf(b, "%s\n  lm-eval %s, Python %s\n", run.Path, run.LMEvalVersion, py)
+	if e := run.CodeExecution; e != nil {
+		fmt.Fprintf(b, "  code tasks: %s\n", e)
+	}
+	b.WriteString("\n")
 	// Tasks without samples are many in a results-only file (57 MMLU
 	// subjects): one line names them instead of one row each.
 	var unlogged []string

@@ -24,6 +24,8 @@ type RescoreOptions struct {
 	MaxDocDiffs int
 	// Progress, when set, is called after each samples file is read.
 	Progress func(done, total int)
+	// Code says whether the completions of code tasks are executed.
+	Code CodeOptions
 }
 
 func (o RescoreOptions) workers() int {
@@ -78,8 +80,23 @@ func readStates(ctx context.Context, outs []*harness.Output, opts RescoreOptions
 	}
 	var jobs []job
 	states := make([]*runState, len(outs))
+	var cr *codeRun
+	if opts.Code.Execute {
+		var err error
+		if cr, err = newCodeRun(ctx, opts.Code); err != nil {
+			return nil, err
+		}
+	}
 	for i, o := range outs {
 		states[i] = newRunState(o)
+		states[i].code = cr
+		if cr == nil {
+			for _, f := range o.Samples {
+				if states[i].codeTasks[f.Task] != nil {
+					states[i].warns = append(states[i].warns, fmt.Sprintf("%s logs programs: its pass@k is re-aggregated from the logged values, not executed (--execute-code runs them in the sandbox)", f.Task))
+				}
+			}
+		}
 		for _, f := range o.Samples {
 			jobs = append(jobs, job{i, f})
 		}
@@ -174,6 +191,10 @@ type runState struct {
 	// rec is the run.json of the run the output belongs to, nil for a
 	// bare lm-eval output.
 	rec *harness.RunRecord
+	// codeTasks are the tasks whose completions are programs; code runs
+	// them, nil when they are not executed.
+	codeTasks map[string]*codeTask
+	code      *codeRun
 }
 
 func newRunState(o *harness.Output) *runState {
@@ -217,6 +238,12 @@ func newRunState(o *harness.Output) *runState {
 		}
 		st.scorers[f.Task] = newTaskScorer(f.Task, cfg, st.rules)
 		st.scorers[f.Task].sumRule = st.pyRules[0]
+		if ct := detectCodeTask(f.Task, cfg, st.version); ct != nil {
+			if st.codeTasks == nil {
+				st.codeTasks = map[string]*codeTask{}
+			}
+			st.codeTasks[f.Task] = ct
+		}
 	}
 	return st
 }
@@ -311,6 +338,8 @@ type filterAcc struct {
 	fdiffList []DocDiff
 	errs      int
 	firstErr  string
+	note      string // how the lines were re-scored, when it needs saying
+	executed  int    // programs run for the lines
 }
 
 type metricAcc struct {
@@ -321,6 +350,9 @@ type metricAcc struct {
 	nonNumeric  string
 	recomputed  []float64
 	recPairs    [][]float64
+	loggedLists [][]float64 // per-doc lists (IFEval's inst_level_*)
+	listLine    string      // the first line logging a list, for the reason
+	recLists    [][]float64
 	recKind     PyKind
 	recCount    int
 	// loggedTexts, recTexts: the (reference, prediction) items of the
@@ -332,6 +364,7 @@ type metricAcc struct {
 	libm        int
 	libmFirst   DocDiff
 	unsupported string
+	notRecomp   int // lines whose per-doc value was not recomputed
 	diffs       int
 	diffList    []DocDiff
 }
@@ -371,6 +404,14 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 	filterKnown := true  // lines name their filter (v0.4.7+), or the task has one
 	configKnown := false // the results hold the task's config (and so its filters)
 	var dupErr error     // the first doc_id logged twice under one filter
+	ct := st.codeTasks[file.Task]
+	var outcomes map[int]*lineOutcomes
+	if ct != nil && st.code != nil {
+		var err error
+		if outcomes, err = st.code.execute(file, ct); err != nil {
+			return nil, err
+		}
+	}
 	r, err := file.Open()
 	if err != nil {
 		return nil, err
@@ -438,6 +479,12 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 				m.loggedPairs = append(m.loggedPairs, []float64{v.List[0].Num, v.List[1].Num})
 			case v.Kind == harness.List && len(v.List) == 2 && v.List[0].Kind == harness.String && v.List[1].Kind == harness.String:
 				m.loggedTexts = append(m.loggedTexts, []string{v.List[0].Str, v.List[1].Str})
+			case v.Kind == harness.List && numberList(v) != nil:
+				m.loggedLists = append(m.loggedLists, numberList(v))
+				m.logged = append(m.logged, math.NaN()) // keep one value per line
+				if m.listLine == "" {
+					m.listLine = fmt.Sprintf("line %d: %s", s.Line, truncate(v.String(), 80))
+				}
 			default:
 				if m.nonNumeric == "" {
 					m.nonNumeric = fmt.Sprintf("line %d: %s", s.Line, truncate(v.String(), 80))
@@ -445,7 +492,21 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 				m.logged = append(m.logged, math.NaN()) // keep one value per line
 			}
 		}
-		lr := ts.rescoreLine(s, filter, names)
+		var lr lineResult
+		if ct != nil {
+			var lo *lineOutcomes
+			if outcomes != nil {
+				lo = outcomes[s.Line]
+				if lo == nil {
+					lo = &lineOutcomes{buildErr: "the line was not read before execution"}
+				}
+				fa.executed += len(lo.results)
+				fa.note = st.code.summary(fa.executed)
+			}
+			lr = ct.rescoreLine(s, names, lo)
+		} else {
+			lr = ts.rescoreLine(s, filter, names)
+		}
 		if lr.err != "" {
 			fa.errs++
 			if fa.firstErr == "" {
@@ -469,6 +530,7 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 			m := fa.metric(n)
 			pd, ok := findPerDoc(lr.values, n)
 			if !ok {
+				m.notRecomp++
 				if m.unsupported == "" {
 					m.unsupported = lr.unsupported
 					if m.unsupported == "" {
@@ -487,6 +549,14 @@ func (st *runState) readTask(file harness.SampleFile, maxDiffs int) (*taskAcc, e
 				same = logged.Kind == harness.List && len(logged.List) == 2 && logged.List[0].Kind == harness.String && logged.List[1].Kind == harness.String &&
 					logged.List[0].Str == pd.texts[0] && logged.List[1].Str == pd.texts[1]
 				rec = fmt.Sprintf("[%q, %q]", pd.texts[0], pd.texts[1])
+			} else if pd.list != nil {
+				m.recLists = append(m.recLists, pd.list)
+				l := numberList(logged)
+				same = l != nil && len(l) == len(pd.list)
+				for i := 0; same && i < len(l); i++ {
+					same = l[i] == pd.list[i]
+				}
+				rec = fmt.Sprint(pd.list)
 			} else if pd.pair != nil {
 				m.recPairs = append(m.recPairs, pd.pair)
 				same = logged.Kind == harness.List && len(logged.List) == 2 && isNum(logged.List[0]) && isNum(logged.List[1]) &&
@@ -665,6 +735,7 @@ func (st *runState) report() *RunReport {
 		}
 	}
 	rr.Warnings = st.warns
+	rr.CodeExecution = st.codeExecution()
 	return rr
 }
 
@@ -735,6 +806,9 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 		d := m.libmFirst
 		notes = append(notes, fmt.Sprintf("per-doc %s is within the rounding of exp/log (an ulp of each operand) but not identical on %d of %d lines (first: line %d doc_id %d: logged %s, recomputed %s): the run's exp/log (a macOS C library, or numpy's own SIMD exp) round otherwise than this machine's C library; %s", m.name, m.libm, m.recCount, d.Line, d.DocID, d.Logged, d.Recomputed, libmNote))
 	}
+	if fa.note != "" {
+		notes = append(notes, fa.note)
+	}
 	var items []float64
 	var pairs [][]float64
 	var texts [][]string
@@ -745,13 +819,23 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 	} else {
 		c.Level = LevelReaggregated
 		items, pairs, kind, texts = m.logged, m.loggedPairs, m.loggedKind, m.loggedTexts
+		if agg, _ := ts.aggregation(rm.Metric); m.listLine != "" && m.nonNumeric == "" && !isInstLevelAgg(agg) {
+			return none(fmt.Sprintf("per-doc %s is a list (%s), which only agg_inst_level_acc aggregates here", m.name, m.listLine))
+		}
 		if m.nonNumeric != "" && texts == nil {
+			if agg, _ := ts.aggregation(rm.Metric); agg == "brier_score" {
+				return none(reasonBrier + fmt.Sprintf(" (%s)", m.nonNumeric))
+			}
 			return none(fmt.Sprintf("per-doc %s is not numeric (%s)", m.name, m.nonNumeric))
 		}
 		if m.unsupported != "" {
 			what := m.unsupported
 			if fa.checked == fa.lines && fa.fdiffs == 0 && fa.lines > 0 {
 				what += "; filtered_resps re-derived and identical on all lines"
+			}
+			if m.recCount > 0 {
+				// Some lines were recomputed (and compared): say how many were not.
+				what = fmt.Sprintf("%d of %d lines not recomputed (first: %s)", m.notRecomp, fa.lines, what)
 			}
 			notes = append(notes, "aggregated from the logged per-doc values: "+what)
 		}
@@ -773,6 +857,19 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 		}
 	}
 	agg, custom := ts.aggregation(rm.Metric)
+	if avg, ok := sklearnF1Average(agg); custom && ok {
+		agg, custom = "f1_"+avg, false
+	}
+	if custom && isInstLevelAgg(agg) {
+		lists := m.loggedLists
+		if rescored {
+			lists = m.recLists
+		}
+		if len(lists) != fa.lines {
+			return st.incomplete(c, notes, perDocDiffers, fmt.Sprintf("per-doc %s is not a list of bools on every line", m.name))
+		}
+		agg, custom, items, pairs, kind = "agg_inst_level_acc", false, flatten(lists), nil, PyInt
+	}
 	if custom {
 		return st.incomplete(c, notes, perDocDiffers, fmt.Sprintf("configs[%q] aggregates %s with a task-specific function", task, rm.Metric))
 	}
@@ -785,9 +882,26 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 	}
 	var tried []string
 	var firstVal, firstErr Number
-	for i, rule := range st.pyRules {
+	// Each aggregation lm-eval's dependencies may have computed (two
+	// scikit-learn formulas for the averaged f1s), under each sum rule.
+	type attempt struct {
+		agg  string
+		rule Summation
+	}
+	var attempts []attempt
+	for _, a := range aggCandidates(agg) {
+		for _, r := range st.pyRules {
+			attempts = append(attempts, attempt{a, r})
+		}
+	}
+	settled := map[string]bool{}
+	for i, at := range attempts {
+		if settled[at.agg] {
+			continue
+		}
+		rule := at.rule
 		ac.rule = rule
-		val, se, why, ruleMatters, err := aggregateWith(agg, items, pairs, kind, ac)
+		val, se, why, ruleMatters, err := aggregateWith(at.agg, items, pairs, kind, ac)
 		if err != nil {
 			return st.incomplete(c, notes, perDocDiffers, err.Error())
 		}
@@ -819,7 +933,7 @@ func (st *runState) taskCheck(task string, rm harness.MetricResult) Check {
 			return c
 		}
 		if !ruleMatters {
-			break // no sum follows the rule: another gives the same bits
+			settled[at.agg] = true // no sum follows the rule: another gives the same bits
 		}
 	}
 	c.Recomputed, c.RecomputedStderr = firstVal, firstErr

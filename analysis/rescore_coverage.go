@@ -131,6 +131,13 @@ func (ts *taskScorer) probe(metric, filter string) (Level, string) {
 		why = fmt.Sprintf("per-doc metric %q is not re-implemented", metric)
 	}
 	agg, custom := ts.aggregation(metric)
+	// The task-specific aggregations taskCheck maps onto its own.
+	if avg, ok := sklearnF1Average(agg); custom && ok {
+		agg, custom = "f1_"+avg, false
+	}
+	if custom && isInstLevelAgg(agg) {
+		agg, custom = "agg_inst_level_acc", false
+	}
 	if custom {
 		return LevelNone, fmt.Sprintf("configs[%q] aggregates %s with a task-specific function", ts.task, metric)
 	}
@@ -138,6 +145,9 @@ func (ts *taskScorer) probe(metric, filter string) (Level, string) {
 	var pairs [][]float64
 	switch agg {
 	case "f1", "matthews_corrcoef", "weighted_perplexity", "bits_per_byte":
+		items, pairs = nil, [][]float64{{0, 1}, {1, 1}}
+	}
+	if strings.HasPrefix(agg, "f1_") {
 		items, pairs = nil, [][]float64{{0, 1}, {1, 1}}
 	}
 	if agg == "bleu" || agg == "chrf" || agg == "ter" {

@@ -4,7 +4,6 @@ import (
 	"math"
 	"regexp"
 	"strings"
-	"unicode"
 
 	"github.com/evalcapsule/evalcapsule/internal/pynum"
 )
@@ -21,15 +20,7 @@ import (
 // bleuMaxOrder is sacrebleu's MAX_NGRAM_ORDER.
 const bleuMaxOrder = 4
 
-// pyIsSpace is Python's str.isspace for one character: Go's unicode.IsSpace
-// plus the four ASCII separators U+001C..U+001F, which str.split() also
-// splits on.
-func pyIsSpace(r rune) bool {
-	return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f
-}
-
-// pyFields is Python's str.split() without arguments.
-func pyFields(s string) []string { return strings.FieldsFunc(s, pyIsSpace) }
+// pyIsSpace and pyFields (str.isspace, str.split()) are in ifeval.go.
 
 // pyRstrip is Python's str.rstrip() without arguments.
 func pyRstrip(s string) string { return strings.TrimRightFunc(s, pyIsSpace) }

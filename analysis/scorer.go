@@ -18,12 +18,14 @@ type versionRules struct {
 	// crashing (v0.4.7+). Older releases crashed, so no file they wrote holds
 	// such a case and the fallback is safe for every version.
 	emptyTupleFallback bool
+	version            harness.VersionRange // for task rules that changed (leaderboard_math)
 }
 
 func rulesFor(vr harness.VersionRange) versionRules {
 	return versionRules{
 		legacyRegex:        vr.Hi.Less(harness.Version{0, 4, 2}),
 		emptyTupleFallback: true,
+		version:            vr,
 	}
 }
 
@@ -51,10 +53,13 @@ type taskScorer struct {
 	customProcess bool // process_results is a task-specific Python function
 	// process is the customProcess re-implemented (truthfulqa.go), and
 	// sumRule the summation of CPython's sum() it uses.
-	process  knownProcess
-	sumRule  Summation
-	exact    map[string]*exactMatch
-	exactErr error
+	process   knownProcess
+	sumRule   Summation
+	ifeval    bool // process_results is IFEval's (ifeval, leaderboard_ifeval)
+	mathHard  bool // process_results is leaderboard_math's, under mathRules
+	mathRules mathHardRules
+	exact     map[string]*exactMatch
+	exactErr  error
 	// goldMemo caches normalized references: each doc's target is scored
 	// once per filter. A scorer serves one samples file, on one goroutine.
 	goldMemo map[string]string
@@ -104,7 +109,7 @@ func newTaskScorer(task string, cfg harness.Value, rules versionRules) *taskScor
 				case "aggregation":
 					if v.Kind == harness.String {
 						spec.aggregation = v.Str
-						spec.customAgg = strings.HasPrefix(v.Str, "<function") || strings.Contains(v.Str, " at 0x")
+						spec.customAgg = strings.HasPrefix(v.Str, "<function") || strings.Contains(v.Str, " at 0x") || strings.HasPrefix(v.Str, "def ")
 					}
 				default:
 					spec.kwargs.Keys = append(spec.kwargs.Keys, k)
@@ -113,6 +118,10 @@ func newTaskScorer(task string, cfg harness.Value, rules versionRules) *taskScor
 			}
 			ts.metrics = append(ts.metrics, spec)
 		}
+	}
+	ts.ifeval = ts.customProcess && isIFEvalConfig(task, cfg, ts.metrics)
+	if ts.customProcess && !ts.ifeval {
+		ts.mathRules, ts.mathHard = mathHardRulesFor(task, cfg, rules.version)
 	}
 	ts.exact = map[string]*exactMatch{}
 	ts.goldMemo = map[string]string{}
@@ -226,6 +235,7 @@ type perDoc struct {
 	// anyPlatform: the tolerance holds on every platform (numpy's own
 	// exp), not only on one whose C library differs from this one's.
 	anyPlatform bool
+	list        []float64 // a list per doc (IFEval's inst_level_*), nil otherwise
 }
 
 // lineResult is what rescoring one samples line produced.
@@ -317,6 +327,12 @@ func (ts *taskScorer) rescoreGenerate(s *harness.Sample, filter string, dc *docC
 	res.filteredOK = true
 	if ts.process == processTruthfulQAGen {
 		return ts.rescoreProcessGen(res, first, dc, want)
+	}
+	if ts.ifeval && first.single {
+		return ts.rescoreIFEval(res, dc, first.list[0], want)
+	}
+	if ts.mathHard && first.single {
+		return ts.rescoreMathHard(res, dc, first.list[0], want)
 	}
 	if ts.customProcess {
 		res.unsupported = fmt.Sprintf("configs[%q].process_results is a task-specific function", ts.task)

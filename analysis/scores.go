@@ -77,8 +77,8 @@ type Reported struct {
 type Trimmed struct {
 	// Run is the run's results file (or output directory).
 	Run          string `json:"run"`
-	Task         string `json:"task"`
-	Filter       string `json:"filter"`
+	Task         string `json:"task"`      // the task whose samples are trimmed
+	Filter       string `json:"filter"`    // the lm-eval filter of the trimmed series
 	Logged       int    `json:"logged"`    // documents in the samples file
 	Evaluated    int    `json:"evaluated"` // n-samples effective: documents lm-eval scored
 	TaskOriginal int    `json:"original"`  // n-samples original: documents of the task

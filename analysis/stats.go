@@ -571,11 +571,11 @@ type Averages struct {
 	// Macro is the unweighted mean of the cluster values, what model cards
 	// usually report for MMLU; MacroStderr = sqrt(Σ_k SE_k²)/K.
 	Macro       float64 `json:"macro"`
-	MacroStderr float64 `json:"macro_stderr"`
+	MacroStderr float64 `json:"macro_stderr"` // the standard error of Macro, sqrt(Σ_k SE_k²)/K
 	// Micro is the size-weighted mean, equal to the mean over all items;
 	// MicroStderr = sqrt(Σ_k n_k² SE_k²)/N.
 	Micro       float64 `json:"micro"`
-	MicroStderr float64 `json:"micro_stderr"`
+	MicroStderr float64 `json:"micro_stderr"` // the standard error of Micro, sqrt(Σ_k n_k² SE_k²)/N
 }
 
 // MacroMicro averages per-cluster values (e.g. per-subject accuracies) with

@@ -15,10 +15,10 @@ import (
 // interval is Value ± z·Stderr. An interval that cannot be computed is in
 // Unavailable with the reason, not in Intervals.
 type ScoreUncertainty struct {
-	Task   string `json:"task"`
-	Metric string `json:"metric"`
-	Filter string `json:"filter"`
-	N      int    `json:"n"`
+	Task   string `json:"task"`   // the task, or the group whose members' documents are joined
+	Metric string `json:"metric"` // the lm-eval metric ("exact_match", "acc")
+	Filter string `json:"filter"` // the lm-eval filter of the metric ("strict-match", "none")
+	N      int    `json:"n"`      // the documents the score is over: the logged ones, or the results file's n-samples (0 unknown)
 	// Value is the score: the mean of the per-document values, or the
 	// results file's value.
 	Value float64 `json:"value"`
@@ -27,8 +27,8 @@ type ScoreUncertainty struct {
 	// Source is SourceSamples, or SourceResults for a score the samples
 	// do not have: then the CLT interval is lm-eval's own stderr.
 	Source      string        `json:"source"`
-	Intervals   []Interval    `json:"intervals"`
-	Unavailable []Unavailable `json:"unavailable,omitempty"`
+	Intervals   []Interval    `json:"intervals"`             // the intervals that could be computed (clt, wilson for 0/1 values, bootstrap), clipped to Scale's range; null when none could
+	Unavailable []Unavailable `json:"unavailable,omitempty"` // the intervals that could not be computed, each with why
 	// Group is set for a group (e.g. mmlu) of member tasks.
 	Group *GroupUncertainty `json:"group,omitempty"`
 }
@@ -42,8 +42,8 @@ const (
 // Unavailable is a statistic that cannot be computed, and why: "1
 // document", "not 0/1", "no samples".
 type Unavailable struct {
-	Method string `json:"method"`
-	Why    string `json:"why"`
+	Method string `json:"method"` // the statistic: an interval's method ("clt", "wilson", "bootstrap") or a comparison's statistic ("mcnemar_p", "paired_ci", "paired_stderr", "unpaired_ci", "flips", "mde")
+	Why    string `json:"why"`    // why it is missing: "1 document", "not 0/1", "no samples" or "lm-eval wrote no stderr"
 }
 
 // Reasons a statistic is not available, as the views print them after
@@ -62,14 +62,14 @@ type GroupUncertainty struct {
 	// member task (Miller 2024), ClusteredCorrected with the finite-cluster
 	// correction C/(C−1).
 	Clustered          float64 `json:"clustered_stderr"`
-	ClusteredCorrected float64 `json:"clustered_stderr_corrected"`
+	ClusteredCorrected float64 `json:"clustered_stderr_corrected"` // Clustered times the finite-cluster correction √(C/(C−1)), C the member tasks
 }
 
 // Uncertainties is the uncertainty of every score of a run.
 type Uncertainties struct {
-	Run    string             `json:"run"`
-	Level  float64            `json:"level"`
-	Scores []ScoreUncertainty `json:"scores"`
+	Run    string             `json:"run"`    // the run's results file (or, without one, its samples files' pattern or folder)
+	Level  float64            `json:"level"`  // the confidence level of the intervals, a fraction (0.95 by default)
+	Scores []ScoreUncertainty `json:"scores"` // every score: the logged series, then the results file's groups, then its scores the samples do not have
 	// Trimmed names the series whose samples log fewer documents than
 	// lm-eval scored; never nil.
 	Trimmed []Trimmed `json:"trimmed_samples"`

@@ -23,47 +23,47 @@ type Differences struct {
 	DigestA, DigestB string `json:"-"`
 
 	StudyYAML string       `json:"study_yaml,omitempty"` // a unified diff
-	Runs      []RunDiff    `json:"runs"`
-	Scores    []ScoreDiff  `json:"scores"`
-	Tables    []ReplayDiff `json:"tables"` // attribution numbers that differ
+	Runs      []RunDiff    `json:"runs"`                 // the runs added, removed or changed, by run name; empty, never null, when none
+	Scores    []ScoreDiff  `json:"scores"`               // the scores lm-eval reported (value or stderr) that differ in the packed re-scoring tables; empty, never null, when none
+	Tables    []ReplayDiff `json:"tables"`               // attribution numbers that differ
 	// Prompts lists, per run, the hashes lm-eval recorded of what the
 	// prompts were made from that differ: "prompt set changed" (task_hashes
 	// per task, chat_template_sha, system_instruction_sha). Only
 	// DiffCapsules, which reads the results files, fills it in.
 	Prompts []PromptChange `json:"prompt_set_changed"`
-	Same    bool           `json:"same"`
+	Same    bool           `json:"same"` // whether nothing differs: study file, runs, scores, attribution numbers and prompt sets
 }
 
 // PromptChange is a prompt set that changed in one run: the run's
 // results files in the two capsules record different hashes of what its
 // prompts were made from.
 type PromptChange struct {
-	Run string `json:"run"`
+	Run string `json:"run"` // the run's name
 	harness.PromptSetChange
 }
 
 // RunDiff lists the changes of one run.
 type RunDiff struct {
-	Run     string   `json:"run"`
-	Status  string   `json:"status"` // "added", "removed", "changed"
-	Changes []Change `json:"changes,omitempty"`
+	Run     string   `json:"run"`               // the run's name
+	Status  string   `json:"status"`            // "added", "removed", "changed"
+	Changes []Change `json:"changes,omitempty"` // the fields of its record that differ, for a changed run
 }
 
 // Change is one field that differs.
 type Change struct {
-	Field string `json:"field"`
-	A     string `json:"a"`
-	B     string `json:"b"`
+	Field string `json:"field"` // the record's field, dotted ("argv", "harness.commit", "environment.cuda_version"), or "package NAME" for an installed package's version
+	A     string `json:"a"`     // its value in capsule A, as text ("" when absent)
+	B     string `json:"b"`     // its value in capsule B, as text ("" when absent)
 }
 
 // ScoreDiff is one reported score that differs.
 type ScoreDiff struct {
-	Run    string `json:"run"`
-	Task   string `json:"task"`
-	Metric string `json:"metric"`
-	Filter string `json:"filter"`
-	A      string `json:"a"`
-	B      string `json:"b"`
+	Run    string `json:"run"`    // the run's name
+	Task   string `json:"task"`   // the task (or group) of the score
+	Metric string `json:"metric"` // the lm-eval metric
+	Filter string `json:"filter"` // the lm-eval filter
+	A      string `json:"a"`      // capsule A's score as lm-eval reported it, "VALUE ± STDERR" ("-" for one not there, "N/A" as lm-eval wrote it)
+	B      string `json:"b"`      // capsule B's score, written as A
 }
 
 // Diff compares two capsules' configs.

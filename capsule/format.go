@@ -111,8 +111,8 @@ type ConfigRun struct {
 
 // Packer names the program that packed a capsule.
 type Packer struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
+	Name    string `json:"name"`    // the program's name, "capsule"
+	Version string `json:"version"` // the evalcapsule version it was built from (its module version, "devel" for a build from a checkout)
 }
 
 // MarshalConfig encodes a config as the capsule stores it (NaN as null).
@@ -156,9 +156,9 @@ type Problem struct {
 	// Path is the layer's title (the file's path in the study), or
 	// "manifest" or "config".
 	Path     string `json:"path,omitempty"`
-	What     string `json:"what"`
-	Expected string `json:"expected,omitempty"`
-	Found    string `json:"found,omitempty"`
+	What     string `json:"what"`               // what was checked ("digest", "size", "media type", "run record", ...)
+	Expected string `json:"expected,omitempty"` // what the check expected (a digest, a size, a media type); left out when the problem names nothing
+	Found    string `json:"found,omitempty"`    // what was found instead (or the error met); left out when the problem names nothing
 }
 
 func (p *Problem) Error() string {

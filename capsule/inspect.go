@@ -15,17 +15,17 @@ import (
 // Inspection is what a capsule holds, read from its manifest and config
 // without unpacking it: `capsule inspect --json`.
 type Inspection struct {
-	Capsule       string         `json:"capsule"`
-	Digest        string         `json:"digest"`
-	Size          int64          `json:"size"`
-	Study         string         `json:"study"`
-	FormatVersion string         `json:"format_version"`
-	Packer        Packer         `json:"packer"`
-	Created       string         `json:"created,omitempty"`
-	Simulated     bool           `json:"simulated"`
-	Runs          []RunSummary   `json:"runs"`
-	Claims        []ClaimSummary `json:"claims"`
-	Tables        bool           `json:"tables"`
+	Capsule       string         `json:"capsule"`           // the reference inspected, as given (layout folder, .tar or registry reference)
+	Digest        string         `json:"digest"`            // the capsule manifest's digest, sha256:...
+	Size          int64          `json:"size"`              // the manifest's size in bytes
+	Study         string         `json:"study"`             // the study's name
+	FormatVersion string         `json:"format_version"`    // the capsule format's major.minor version it was packed in ("1.0")
+	Packer        Packer         `json:"packer"`            // the program that packed the capsule, and its version
+	Created       string         `json:"created,omitempty"` // the manifest's org.opencontainers.image.created annotation (RFC 3339); left out when it has none
+	Simulated     bool           `json:"simulated"`         // whether any run comes from the simulated backend (no model was run for it)
+	Runs          []RunSummary   `json:"runs"`              // every packed run, in the config's order; empty, never null, without runs
+	Claims        []ClaimSummary `json:"claims"`            // every claim of the packed attribution; empty, never null, when the capsule has no tables
+	Tables        bool           `json:"tables"`            // whether the capsule holds the re-scoring and attribution tables (false: an incomplete study, packed with --allow-incomplete)
 	// Unsupported names the packed checks whose samples did not give the
 	// number lm-eval reported, or whose setting lm-eval recorded otherwise
 	// than run.json (a capsule packed with --allow-differs).
@@ -33,9 +33,9 @@ type Inspection struct {
 	// Reports are the replay reports attached to the capsule, each with
 	// its verdict.
 	Reports []ReportSummary `json:"reports"`
-	Files   int             `json:"files"`
-	Bytes   int64           `json:"bytes"`
-	Stored  int64           `json:"stored"`
+	Files   int             `json:"files"`  // the number of files packed (the manifest's layers)
+	Bytes   int64           `json:"bytes"`  // the files' total size in bytes before compression
+	Stored  int64           `json:"stored"` // the total size in bytes of their blobs as stored
 	// FileList is every file, when InspectOptions.Files asks for it.
 	FileList []FileSummary `json:"file_list,omitempty"`
 }
@@ -43,52 +43,52 @@ type Inspection struct {
 // RunSummary is one run of an inspected capsule: its provenance as its
 // record holds it.
 type RunSummary struct {
-	Name   string `json:"name"`
-	Label  string `json:"label,omitempty"`
-	Status string `json:"status"`
-	Model  string `json:"model"`
+	Name   string `json:"name"`            // the run's name in the study's plan ("baseline", "step-1-...", "variant-1-...")
+	Label  string `json:"label,omitempty"` // the run's name for people, as its record has it (the step's or variant's name); left out when none
+	Status string `json:"status"`          // the record's status ("planned", "running", "done", "failed", "interrupted"), or "missing" when the capsule has no record of the run
+	Model  string `json:"model"`           // the model's id as the record has it (a Hub id or a path)
 	// Revision is the model's resolved revision, else the one asked for;
 	// ResolvedRevision only the resolved commit ("" when none was).
 	Revision         string `json:"revision,omitempty"`
-	ResolvedRevision string `json:"resolved_revision,omitempty"`
-	LMEvalVersion    string `json:"lm_eval_version"`
-	LMEvalCommit     string `json:"lm_eval_commit,omitempty"`
+	ResolvedRevision string `json:"resolved_revision,omitempty"` // the commit the model's revision resolved to; left out when none was resolved
+	LMEvalVersion    string `json:"lm_eval_version"`             // the lm-eval version the record pins
+	LMEvalCommit     string `json:"lm_eval_commit,omitempty"`    // the commit of lm-eval the record pins; left out when it has none
 	// LMEvalDirty is whether lm-eval's checkout had changes not committed;
 	// nil when the record has no commit (the flag was not looked at).
 	LMEvalDirty  *bool  `json:"lm_eval_dirty,omitempty"`
-	LMEvalSource string `json:"lm_eval_source,omitempty"`
-	Image        string `json:"image,omitempty"`
+	LMEvalSource string `json:"lm_eval_source,omitempty"` // where lm-eval came from: "checkout", "installed", "image" or "simulated"; left out when not recorded
+	Image        string `json:"image,omitempty"`          // the container image's reference, with its platform digest in parentheses when the record has no index digest; left out for a run outside a container
 	// ImageDigest is the digest of the image manifest the run ran (the
 	// platform's, else the index's).
 	ImageDigest string   `json:"image_digest,omitempty"`
-	Runner      string   `json:"runner"`
-	GPUs        []string `json:"gpus,omitempty"`
-	Driver      string   `json:"driver,omitempty"`
-	CUDA        string   `json:"cuda,omitempty"`
-	Python      string   `json:"python,omitempty"`
-	Seeds       []int    `json:"seeds,omitempty"`
-	Simulated   bool     `json:"simulated,omitempty"`
-	Argv        []string `json:"argv"`
+	Runner      string   `json:"runner"`              // the kind of runner the record names: "local", "container", "slurm" or "simulated"
+	GPUs        []string `json:"gpus,omitempty"`      // the name of each GPU the record's environment lists; left out when it lists none
+	Driver      string   `json:"driver,omitempty"`    // the NVIDIA driver version nvidia-smi reported; left out when not recorded
+	CUDA        string   `json:"cuda,omitempty"`      // the CUDA version nvidia-smi reported; left out when not recorded
+	Python      string   `json:"python,omitempty"`    // the version of the Python that ran lm-eval; left out when not recorded
+	Seeds       []int    `json:"seeds,omitempty"`     // --seed's four values (python random, numpy, torch, fewshot); left out when the run sets none
+	Simulated   bool     `json:"simulated,omitempty"` // whether the simulated backend wrote the run's output; left out when false
+	Argv        []string `json:"argv"`                // the exact lm-eval command line as packed, program name first
 }
 
 // ClaimSummary is one claim of an inspected capsule, with its packed
 // attribution.
 type ClaimSummary struct {
-	Task        string  `json:"task"`
-	Metric      string  `json:"metric"`
-	Filter      string  `json:"filter"`
-	Card        float64 `json:"card"`
-	Final       float64 `json:"final"`
-	Unexplained float64 `json:"unexplained"`
+	Task        string  `json:"task"`        // the claim's task as the study file names it
+	Metric      string  `json:"metric"`      // the claim's lm-eval metric
+	Filter      string  `json:"filter"`      // the claim's lm-eval filter
+	Card        float64 `json:"card"`        // the number the model card claims, lm-eval's fraction for a [0, 1] metric
+	Final       float64 `json:"final"`       // the score after the attribution's last step, lm-eval's fraction for a [0, 1] metric
+	Unexplained float64 `json:"unexplained"` // Card − Final
 }
 
 // FileSummary is one file of an inspected capsule.
 type FileSummary struct {
-	Path      string `json:"path"`
-	MediaType string `json:"media_type"`
-	Size      int64  `json:"size"`
-	Stored    int64  `json:"stored"`
-	Digest    string `json:"digest"`
+	Path      string `json:"path"`       // the file's slash-separated path in the study (its layer's title)
+	MediaType string `json:"media_type"` // its layer's media type
+	Size      int64  `json:"size"`       // the file's size in bytes before compression
+	Stored    int64  `json:"stored"`     // the size in bytes of its blob as stored
+	Digest    string `json:"digest"`     // its blob's digest, sha256:...
 }
 
 // InspectOptions configures Inspect. The zero value leaves the file list
@@ -135,12 +135,12 @@ func Inspect(ctx context.Context, c *Capsule, opts InspectOptions) (*Inspection,
 
 // ReportSummary is one attached replay report and what it found.
 type ReportSummary struct {
-	Digest   string `json:"digest"`
-	Level    string `json:"level"` // "rescore" or "rerun"
-	Replayer Packer `json:"replayer"`
-	Compared int    `json:"compared"`
-	Diffs    int    `json:"diffs"`
-	OK       bool   `json:"ok"`
+	Digest   string `json:"digest"`   // the report artifact's manifest digest, sha256:...
+	Level    string `json:"level"`    // "rescore" or "rerun"
+	Replayer Packer `json:"replayer"` // the program that replayed the capsule, and its version
+	Compared int    `json:"compared"` // the numbers the replay compared
+	Diffs    int    `json:"diffs"`    // the numbers it did not reproduce
+	OK       bool   `json:"ok"`       // the report's verdict: true when nothing differed and every rerun agreed; false when unreadable
 	// Error says why the report could not be read; OK is false then.
 	Error string `json:"error,omitempty"`
 }

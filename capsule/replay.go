@@ -31,15 +31,15 @@ const ReplaySchema = "evalcapsule.replay/v1"
 // compare with the packed ones. It is packed as an artifact of its own whose
 // subject is the capsule.
 type ReplayReport struct {
-	Schema string `json:"schema"`
+	Schema string `json:"schema"` // the report's format, "evalcapsule.replay/v1"
 	// Capsule is the capsule manifest's digest.
 	Capsule  string `json:"capsule"`
-	Study    string `json:"study"`
-	Level    string `json:"level"` // "rescore" or "rerun"
-	Replayer Packer `json:"replayer"`
+	Study    string `json:"study"`    // the study's name
+	Level    string `json:"level"`    // "rescore" or "rerun"
+	Replayer Packer `json:"replayer"` // the program that replayed the capsule, and its version
 	// Compared counts the numbers compared; Diffs lists those that differ.
 	Compared int          `json:"compared"`
-	Diffs    []ReplayDiff `json:"diffs"`
+	Diffs    []ReplayDiff `json:"diffs"` // the numbers of the tables that the replay did not reproduce, in the order compared; null when none
 	// Reruns compares each re-executed run with the packed one (rerun).
 	Reruns []study.RerunComparison `json:"reruns,omitempty"`
 	// TolerateGenerations is set when the rerun let documents whose
@@ -52,9 +52,15 @@ type ReplayReport struct {
 	// the number lm-eval reported, and every setting lm-eval recorded
 	// otherwise than the run's run.json, whatever the packed tables say.
 	Differs []string `json:"differs,omitempty"`
+	// CodeChecks are the code tasks' checks with their completions
+	// executed (ReplayOptions.ExecuteCode); task is "run path: task".
+	CodeChecks []analysis.Check `json:"code_checks,omitempty"`
+	// CodeExecution says where those completions ran, one per run with
+	// code tasks.
+	CodeExecution []*analysis.CodeExecution `json:"code_execution,omitempty"`
 	// OK is true when nothing differs (and every rerun agrees).
 	OK        bool `json:"ok"`
-	Simulated bool `json:"simulated"`
+	Simulated bool `json:"simulated"` // whether any run comes from the simulated backend (the capsule says so, or its outputs do)
 	// Ref is what the capsule was opened from (not part of the report's
 	// JSON: it names the reviewer's copy, not the capsule).
 	Ref string `json:"-"`
@@ -67,8 +73,8 @@ type ReplayReport struct {
 type ReplayDiff struct {
 	// Where names the number: table, run or claim, step, task, metric.
 	Where    string `json:"where"`
-	Packed   string `json:"packed"`
-	Replayed string `json:"replayed"`
+	Packed   string `json:"packed"`   // the packed value, as JSON ("null" where it is absent)
+	Replayed string `json:"replayed"` // the value the replay re-derived, as JSON ("null" where it is absent)
 }
 
 // ReplayOptions configures Replay. The zero value re-derives every number
@@ -103,6 +109,13 @@ type ReplayOptions struct {
 	Confirm func([]study.RerunCommand) error
 	// Events, when set, receives every change of a rerun's state.
 	Events func(study.RunEvent)
+	// ExecuteCode executes the logged completions of the study's code
+	// tasks (humaneval, mbpp) in the bubblewrap sandbox, with Python
+	// (default /usr/bin/python3), and re-scores their pass@k from the
+	// verdicts: a capsule's programs never run otherwise. Without a
+	// sandbox the replay is an error (analysis.ErrNoSandbox).
+	ExecuteCode bool
+	Python      string
 	// ReplayerVersion is the replaying program's version, recorded in the
 	// report (default: the version of evalcapsule this program was built
 	// from).
@@ -172,6 +185,11 @@ func Replay(ctx context.Context, c *Capsule, opts ReplayOptions) (*ReplayReport,
 	rep.Capsule = c.Descriptor.Digest.String()
 	rep.Ref = c.Ref
 	rep.Replayer = Packer{Name: "capsule", Version: cmp.Or(opts.ReplayerVersion, buildinfo.Version())}
+	if opts.ExecuteCode {
+		if err := replayCode(ctx, s, opts, rep); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Runner == nil {
 		return rep, nil
 	}
@@ -193,6 +211,48 @@ func Replay(ctx context.Context, c *Capsule, opts ReplayOptions) (*ReplayReport,
 		rep.OK = rep.OK && rc.OK
 	}
 	return rep, nil
+}
+
+// replayCode executes the completions of the study's code tasks and adds
+// their checks to the report; one that differs fails the replay.
+func replayCode(ctx context.Context, s *study.Study, opts ReplayOptions, rep *ReplayReport) error {
+	var outs []*harness.Output
+	for _, pr := range s.Plan() {
+		run, err := harness.Read(s.RunDir(pr))
+		if err != nil {
+			return fmt.Errorf("run %s: %w", pr.Name, err)
+		}
+		if len(analysis.CodeTasks(run.Output)) > 0 {
+			outs = append(outs, run.Output)
+		}
+	}
+	if len(outs) == 0 {
+		return nil
+	}
+	res, err := analysis.Rescore(ctx, outs, analysis.RescoreOptions{Code: analysis.CodeOptions{Execute: true, Python: opts.Python}})
+	if err != nil {
+		return err
+	}
+	for i, r := range res.Runs {
+		code := map[string]bool{}
+		for _, t := range analysis.CodeTasks(outs[i]) {
+			code[t] = true
+		}
+		for _, c := range r.Checks {
+			if !code[c.Task] {
+				continue
+			}
+			if rel, err := filepath.Rel(s.Dir, r.Path); err == nil {
+				c.Task = filepath.ToSlash(rel) + ": " + c.Task
+			}
+			rep.CodeChecks = append(rep.CodeChecks, c)
+			rep.OK = rep.OK && c.Status == analysis.StatusExact
+		}
+		if r.CodeExecution != nil {
+			rep.CodeExecution = append(rep.CodeExecution, r.CodeExecution)
+		}
+	}
+	return nil
 }
 
 // checkNewDir refuses a directory that exists and holds something.
@@ -411,6 +471,12 @@ func (r *ReplayReport) String() string {
 			fmt.Fprintf(tw, "    %s\t%s\t%s\n", d.Where, d.Packed, d.Replayed)
 		}
 		tw.Flush()
+	}
+	for _, e := range r.CodeExecution {
+		fmt.Fprintf(&b, "  code tasks: %s\n", e)
+	}
+	for _, c := range r.CodeChecks {
+		fmt.Fprintf(&b, "    %s %s,%s: %s %s (%s)\n", quote.Text(c.Task), c.Metric, c.Filter, c.Level, c.Status, quote.Text(c.Reason))
 	}
 	if r.Level == "rerun" {
 		r.writeReruns(&b)

@@ -112,10 +112,10 @@ type Verification struct {
 	OK bool `json:"ok"`
 	// Blobs and Bytes count the blobs read and their stored size.
 	Blobs int   `json:"blobs"`
-	Bytes int64 `json:"bytes"`
+	Bytes int64 `json:"bytes"` // the blobs' stored size in bytes, as Blobs counts them
 	// Files is the number of files of the study.
 	Files    int       `json:"files"`
-	Problems []Problem `json:"problems"`
+	Problems []Problem `json:"problems"` // everything found wrong, in the order checked; empty, never null, when OK
 }
 
 // String is the verification for people: one line, and one more per problem.

@@ -607,7 +607,7 @@ type PromptSetChange struct {
 	// A and B are the two hashes; "" is null (no chat template, no system
 	// instruction).
 	A string `json:"a"`
-	B string `json:"b"`
+	B string `json:"b"` // the second run's hash, as A is the first's
 }
 
 // PromptSetChanges compares the prompt hashes lm-eval recorded for two

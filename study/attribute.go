@@ -52,7 +52,9 @@ func Attribute(ctx context.Context, s *Study, opts analysis.AttributionOptions) 
 // AttributeRuns is Attribute over runs already loaded.
 func AttributeRuns(s *Study, runs map[string]*analysis.Scores, opts analysis.AttributionOptions) (*analysis.Attribution, error) {
 	plan := s.Plan()
-	att := &analysis.Attribution{Study: s.Name}
+	// A suite has no claims: an empty list, never null (the capsule
+	// config's schema wants a list).
+	att := &analysis.Attribution{Study: s.Name, Claims: []analysis.ClaimAttribution{}}
 	for _, sc := range runs {
 		if r := sc.Run.Output.Results; r != nil && r.Simulated() {
 			att.Simulated = true

@@ -16,8 +16,8 @@ type EnvDiff struct {
 	// "python", "python packages", "package <name>", "environment (...)"
 	// when neither record holds an environment.
 	Field  string `json:"field"`
-	Packed string `json:"packed"`
-	Rerun  string `json:"rerun"`
+	Packed string `json:"packed"` // the packed run's value, as text ("" when Unknown names its side)
+	Rerun  string `json:"rerun"`  // the rerun's value, as text ("" when Unknown names its side)
 	// Unknown says which side could not be read ("packed", "rerun" or
 	// "both"); its value is then empty. A field unknown on either side is
 	// never taken as equal.

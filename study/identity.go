@@ -20,6 +20,7 @@ type identity struct {
 	Image     string          `json:"image,omitempty"`
 	Model     string          `json:"model,omitempty"`
 	Revision  string          `json:"revision,omitempty"`
+	Digest    string          `json:"digest,omitempty"` // a suite checkpoint's files
 	Simulated bool            `json:"simulated,omitempty"`
 	// Includes hashes the custom task files, which the spec only names.
 	Includes map[string]string `json:"includes,omitempty"`
@@ -32,7 +33,7 @@ type identity struct {
 // planned one is stale.
 func (s *Study) Identity(pr PlannedRun, simulated bool) string {
 	id := identity{Spec: pr.Spec, Harness: pr.Harness.Version, Commit: pr.Harness.Commit, Image: pr.Harness.Image,
-		Model: s.Model.ID, Revision: s.Model.Revision, Simulated: simulated}
+		Model: s.Model.ID, Revision: s.Model.Revision, Digest: s.Model.Digest, Simulated: simulated}
 	if pr.Spec.IncludePath != "" {
 		files, err := s.Includes(pr)
 		if err != nil {

@@ -30,6 +30,10 @@ type PlannedRun struct {
 	Harness HarnessRef
 }
 
+// SuiteRun is the name of a suite's one run when no checkpoint is pinned;
+// a checkpoint's run is named after it (CheckpointName).
+const SuiteRun = "suite"
+
 // Dir returns the run's directory in the study.
 func (s *Study) RunDir(r PlannedRun) string { return filepath.Join(s.Dir, "runs", r.Name) }
 
@@ -39,6 +43,15 @@ func (s *Study) RunDir(r PlannedRun) string { return filepath.Join(s.Dir, "runs"
 // factorial the study names that no run before it already is.
 func (s *Study) Plan() []PlannedRun {
 	base := s.baseSpec()
+	if s.IsSuite() {
+		// One run per checkpoint, its study file pinning the model, named
+		// after it (a Slurm job is named after its run).
+		name := SuiteRun
+		if s.Model.ID != "" {
+			name = CheckpointName(s.Model)
+		}
+		return []PlannedRun{{Name: name, Role: "baseline", Label: "suite " + s.Name, Spec: base, Harness: s.Harness}}
+	}
 	runs := []PlannedRun{{Name: "baseline", Role: "baseline", Label: "baseline", Spec: base, Harness: s.Harness}}
 	spec, h := base, s.Harness
 	for i, st := range s.Steps {

@@ -19,10 +19,10 @@ import (
 // RerunComparison compares one re-executed run with its packed original:
 // score by score, document by document, and the machine each ran on.
 type RerunComparison struct {
-	Run    string      `json:"run"`
-	Status string      `json:"status"` // of the rerun
-	Image  string      `json:"image,omitempty"`
-	Tasks  []RerunTask `json:"tasks"`
+	Run    string      `json:"run"`             // the run's name in the study's plan
+	Status string      `json:"status"`          // of the rerun
+	Image  string      `json:"image,omitempty"` // the container image the packed run's record names; left out for a run outside a container
+	Tasks  []RerunTask `json:"tasks"`           // one per task, metric and filter both runs have; null when the rerun failed or could not be compared
 	// Documents compares the runs document by document, one entry per
 	// task: every response, filtered response and per-document value.
 	Documents []RerunDocuments `json:"documents,omitempty"`
@@ -36,7 +36,7 @@ type RerunComparison struct {
 	// Tolerated counts the documents whose differences the rerun let pass
 	// (RerunOptions.TolerateGenerations).
 	Tolerated int    `json:"tolerated,omitempty"`
-	Error     string `json:"error,omitempty"`
+	Error     string `json:"error,omitempty"` // why the rerun failed or could not be compared with the packed run; left out when it was
 	// OK is true when every score is within its CI and the log-likelihoods
 	// within the tolerance, no document differs (but for tolerated
 	// differences) and no row is unpaired.
@@ -47,15 +47,15 @@ type RerunComparison struct {
 // packed run: the score with the paired CI of the difference, and how many
 // documents are identical under the filter.
 type RerunTask struct {
-	Task   string  `json:"task"`
-	Metric string  `json:"metric"`
-	Filter string  `json:"filter"`
-	N      int     `json:"n"`
-	Packed float64 `json:"packed"`
-	Rerun  float64 `json:"rerun"`
-	Delta  float64 `json:"delta"`
-	CILow  float64 `json:"ci_low"`
-	CIHigh float64 `json:"ci_high"`
+	Task   string  `json:"task"`    // the task, or a group whose members' documents are joined
+	Metric string  `json:"metric"`  // the lm-eval metric
+	Filter string  `json:"filter"`  // the lm-eval filter
+	N      int     `json:"n"`       // the documents both runs logged, on which the scores are compared
+	Packed float64 `json:"packed"`  // the packed run's score on those documents, lm-eval's fraction for a [0, 1] metric
+	Rerun  float64 `json:"rerun"`   // the rerun's score on those documents, lm-eval's fraction for a [0, 1] metric
+	Delta  float64 `json:"delta"`   // Rerun − Packed
+	CILow  float64 `json:"ci_low"`  // the lower end of Delta's paired bootstrap CI (null from one document)
+	CIHigh float64 `json:"ci_high"` // the upper end of Delta's paired bootstrap CI (null from one document)
 	// WithinCI is true when the paired CI of the difference holds 0.
 	WithinCI bool `json:"within_ci"`
 	// GenerationsIdentical counts the documents of the task that are
@@ -65,20 +65,20 @@ type RerunTask struct {
 	// largest log-likelihood difference of the task, LLWithinTolerance
 	// whether it is under the tolerance.
 	GenerationsIdentical int     `json:"generations_identical"`
-	GenerationsDiffer    int     `json:"generations_differ"`
-	MaxLLDiff            float64 `json:"max_ll_diff"`
-	LLWithinTolerance    bool    `json:"ll_within_tolerance"`
+	GenerationsDiffer    int     `json:"generations_differ"`  // the task's documents that differ under the filter or that one run lacks
+	MaxLLDiff            float64 `json:"max_ll_diff"`         // the largest absolute log-likelihood difference of the task's documents, in nats (0 for a generative task)
+	LLWithinTolerance    bool    `json:"ll_within_tolerance"` // whether MaxLLDiff is at most the tolerance (1e-4 by default)
 }
 
 // RerunDocuments compares one task's documents in the packed run and the
 // rerun.
 type RerunDocuments struct {
-	Task string `json:"task"`
+	Task string `json:"task"` // the task whose samples are compared
 	// Documents counts the doc_ids either run has; Identical those the two
 	// runs logged identically, Differ the others.
 	Documents int `json:"documents"`
-	Identical int `json:"identical"`
-	Differ    int `json:"differ"`
+	Identical int `json:"identical"` // the doc_ids the two runs logged identically
+	Differ    int `json:"differ"`    // the doc_ids that differ in some way or that one run lacks
 	// Kinds counts the differing documents by kind of difference
 	// (DiffMissing, ...); a document can count under several.
 	Kinds map[string]int `json:"kinds,omitempty"`
@@ -112,9 +112,9 @@ const (
 // DocDiff is one difference of one document between the packed run and the
 // rerun.
 type DocDiff struct {
-	DocID  int    `json:"doc_id"`
+	DocID  int    `json:"doc_id"`           // the document's doc_id
 	Filter string `json:"filter,omitempty"` // "" for the responses, which every filter shares
-	Kind   string `json:"kind"`
+	Kind   string `json:"kind"`             // the kind of difference: "missing", "input", "response", "loglikelihood", "filtered" or "value"
 	// Field names what differs: "resps[0][0]", "filtered_resps[0]", a
 	// metric, "prompt_hash", "document".
 	Field string `json:"field"`
@@ -122,8 +122,8 @@ type DocDiff struct {
 	// first difference, which begins at byte Offset of the whole text
 	// (cut with "…").
 	Packed string `json:"packed"`
-	Rerun  string `json:"rerun"`
-	Offset int    `json:"offset,omitempty"`
+	Rerun  string `json:"rerun"`            // the rerun's value, shown as Packed is
+	Offset int    `json:"offset,omitempty"` // the byte offset in the whole text at which the shown part begins; left out when 0
 	// Tolerated is true when RerunOptions.TolerateGenerations let it pass.
 	Tolerated bool `json:"tolerated,omitempty"`
 }

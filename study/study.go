@@ -39,12 +39,31 @@ type Study struct {
 	// for the Shapley attribution; FactorialLine is its line.
 	Factorial     []string
 	FactorialLine int
+	// Kind is KindStudy (a study file without kind: says so) or KindSuite.
+	Kind string
 }
+
+// The kinds of study file.
+const (
+	// KindStudy is a model card's claims explained by steps and variants.
+	KindStudy = "study"
+	// KindSuite is a benchmark suite: tasks with their settings and a
+	// pinned harness, no card, no steps, no variants, run against each
+	// checkpoint given on the command line (capsule run SUITE --model M).
+	// Its settings are the one run each checkpoint gets, named "suite".
+	KindSuite = "suite"
+)
+
+// IsSuite reports whether the file is a suite.
+func (s *Study) IsSuite() bool { return s.Kind == KindSuite }
 
 // ModelRef is the model under study, pinned to a revision.
 type ModelRef struct {
 	ID       string `json:"id"`
 	Revision string `json:"revision,omitempty"`
+	// Digest is a local checkpoint's sha256 over its files (SuiteModel),
+	// "" for a hub id; a suite's checkpoint records it.
+	Digest string `json:"digest,omitempty"`
 }
 
 // Card holds the published claims, copied before anything runs.
@@ -261,7 +280,20 @@ func Parse(path string, b []byte) (*Study, error) {
 		return nil, &Error{Path: path, Msg: "empty study file"}
 	}
 	root := doc.Content[0]
-	s := &Study{Path: path}
+	s := &Study{Path: path, Kind: KindStudy}
+	if root.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if k, v := root.Content[i], root.Content[i+1]; k.Value == "kind" {
+				if v.Kind != yaml.ScalarNode || (v.Value != KindStudy && v.Value != KindSuite) {
+					return nil, p.fail(v, "kind", "expected %s or %s, found %s", KindStudy, KindSuite, nodeKind(v))
+				}
+				s.Kind = v.Value
+			}
+		}
+	}
+	if s.IsSuite() {
+		return p.suite(root, s)
+	}
 	var factorial *yaml.Node // read once the steps are known
 	err := p.mapping(root, "", map[string]func(*yaml.Node) error{
 		"study": func(n *yaml.Node) error { return p.str(n, "study", &s.Name) },
@@ -295,6 +327,7 @@ func Parse(path string, b []byte) (*Study, error) {
 			factorial = n
 			return nil
 		},
+		"kind": func(n *yaml.Node) error { return nil }, // read above
 	}, "study", "model", "card", "baseline")
 	if err != nil {
 		return nil, err
@@ -994,4 +1027,55 @@ func (p *studyParser) checkClaims(s *Study) error {
 func (s Settings) Apply(spec harness.RunSpec) harness.RunSpec {
 	out, _ := (&studyParser{}).apply(spec, s, "")
 	return out
+}
+
+// suite parses a suite file: a name, the pinned harness, a runner, and the
+// settings every checkpoint is run with. A model may be given (a
+// checkpoint's own study file pins it); a card, a baseline, steps,
+// variants or a factorial may not.
+func (p *studyParser) suite(root *yaml.Node, s *Study) (*Study, error) {
+	no := func(key string) func(*yaml.Node) error {
+		return func(n *yaml.Node) error {
+			return p.fail(n, key, "a suite has no %s: it runs its settings against each checkpoint (capsule run SUITE --model PATH_OR_ID); for a card's claims and their steps write a study (no kind: suite)", key)
+		}
+	}
+	err := p.mapping(root, "", map[string]func(*yaml.Node) error{
+		"kind":  func(n *yaml.Node) error { return nil },
+		"study": func(n *yaml.Node) error { return p.str(n, "study", &s.Name) },
+		"model": func(n *yaml.Node) error {
+			return p.mapping(n, "model", map[string]func(*yaml.Node) error{
+				"id":       func(n *yaml.Node) error { return p.str(n, "model.id", &s.Model.ID) },
+				"revision": func(n *yaml.Node) error { return p.str(n, "model.revision", &s.Model.Revision) },
+				"digest":   func(n *yaml.Node) error { return p.str(n, "model.digest", &s.Model.Digest) },
+			}, "id")
+		},
+		"harness": func(n *yaml.Node) error {
+			h, err := p.harness(n, "harness", HarnessRef{})
+			s.Harness = h
+			return err
+		},
+		"runner": func(n *yaml.Node) error { return p.runner(n, &s.Runner) },
+		"settings": func(n *yaml.Node) error {
+			set, err := p.settings(n, "settings")
+			if err != nil {
+				return err
+			}
+			if set.Has("harness") {
+				return p.fail(set.values["harness"], "settings.harness", "a suite's lm-eval is pinned once, in the top-level harness")
+			}
+			s.Baseline, err = p.apply(harness.RunSpec{}, set, "settings")
+			return err
+		},
+		"card": no("card"), "baseline": no("baseline"), "steps": no("steps"), "variants": no("variants"), "factorial": no("factorial"),
+	}, "study", "harness", "settings")
+	if err != nil {
+		return nil, err
+	}
+	if s.Runner.Kind == "" {
+		s.Runner.Kind = "local"
+	}
+	if len(s.Baseline.Tasks) == 0 {
+		return nil, p.fail(root, "settings.tasks", "a suite must name at least one task")
+	}
+	return s, nil
 }

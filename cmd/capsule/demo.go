@@ -65,38 +65,38 @@ two cores.
 
 // demoResult is `capsule demo --json`.
 type demoResult struct {
-	Dir       string             `json:"dir"`
-	Study     string             `json:"study"`
-	Simulated bool               `json:"simulated"`
-	Runs      int                `json:"runs"`
-	Checks    demoChecks         `json:"checks"`
-	Claims    []demoClaim        `json:"claims"`
-	Report    string             `json:"report"`
-	Markdown  string             `json:"markdown"`
-	Notebook  string             `json:"notebook,omitempty"`
-	Capsule   string             `json:"capsule"`
-	Digest    string             `json:"digest"`
-	Verified  bool               `json:"verified"`
-	Replayed  int                `json:"replayed"`
-	ReplayOK  bool               `json:"replay_ok"`
-	Seconds   map[string]float64 `json:"seconds"`
+	Dir       string             `json:"dir"`                // the new folder the demo wrote into (capsule-demo unless given)
+	Study     string             `json:"study"`              // the demo study's name
+	Simulated bool               `json:"simulated"`          // always true: the simulated backend wrote every run, no model was run
+	Runs      int                `json:"runs"`               // the runs the simulated sweep ran
+	Checks    demoChecks         `json:"checks"`             // how the packed re-scoring checks of every run ended
+	Claims    []demoClaim        `json:"claims"`             // the packed attribution of each of the card's claims
+	Report    string             `json:"report"`             // the HTML report written (DIR/study/report.html)
+	Markdown  string             `json:"markdown"`           // the Markdown report written beside it
+	Notebook  string             `json:"notebook,omitempty"` // the executed quickstart notebook written (DIR/study/notebooks/quickstart.ipynb)
+	Capsule   string             `json:"capsule"`            // the capsule written, an OCI image layout folder (DIR/demo.capsule)
+	Digest    string             `json:"digest"`             // the capsule manifest's digest, sha256:...
+	Verified  bool               `json:"verified"`           // whether verifying the capsule found no problem
+	Replayed  int                `json:"replayed"`           // the numbers the replay re-derived from the packed samples and compared
+	ReplayOK  bool               `json:"replay_ok"`          // whether the replay reproduced every number
+	Seconds   map[string]float64 `json:"seconds"`            // the wall-clock seconds of each stage: "sweep", "report", "notebook", "pack", "verify", "replay"
 }
 
 type demoChecks struct {
-	Exact           int `json:"exact"`
-	Differ          int `json:"differ"`
-	NotRecomputable int `json:"not_recomputable"`
+	Exact           int `json:"exact"`            // checks whose samples give lm-eval's number exactly
+	Differ          int `json:"differ"`           // checks whose samples give another number than lm-eval's
+	NotRecomputable int `json:"not_recomputable"` // checks whose number cannot be re-derived from the samples
 }
 
 type demoClaim struct {
-	Task        string  `json:"task"`
-	Metric      string  `json:"metric"`
-	Filter      string  `json:"filter"`
-	Card        float64 `json:"card"`
-	Baseline    float64 `json:"baseline"`
-	Final       float64 `json:"final"`
-	Unexplained float64 `json:"unexplained"`
-	Statement   string  `json:"statement"`
+	Task        string  `json:"task"`        // the claim's task
+	Metric      string  `json:"metric"`      // the claim's lm-eval metric
+	Filter      string  `json:"filter"`      // the claim's lm-eval filter
+	Card        float64 `json:"card"`        // the number the card claims, lm-eval's fraction for a [0, 1] metric
+	Baseline    float64 `json:"baseline"`    // the baseline run's score, lm-eval's fraction for a [0, 1] metric
+	Final       float64 `json:"final"`       // the score after the last step, lm-eval's fraction for a [0, 1] metric
+	Unexplained float64 `json:"unexplained"` // Card − Final
+	Statement   string  `json:"statement"`   // the attribution's finding in one sentence
 }
 
 func runDemo(ctx context.Context, opts demoOptions, dir string, io streams) error {

@@ -10,7 +10,9 @@ import (
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/capsule"
+	"github.com/evalcapsule/evalcapsule/gate"
 	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/history"
 	"github.com/evalcapsule/evalcapsule/kernel"
 	"github.com/evalcapsule/evalcapsule/study"
 	"oras.land/oras-go/v2/errdef"
@@ -60,12 +62,12 @@ func classify(err error) failure {
 		return failure{exitUsage, "usage"}
 	case errors.Is(err, context.Canceled), errors.Is(err, harness.ErrInterrupted):
 		return failure{exitInterrupted, "interrupted"}
-	case errors.Is(err, errChecksFailed), errors.Is(err, capsule.ErrFormat), errors.Is(err, study.ErrMismatch), errors.Is(err, capsule.ErrDiffers), errors.As(err, &ce):
+	case errors.Is(err, errChecksFailed), errors.Is(err, capsule.ErrFormat), errors.Is(err, study.ErrMismatch), errors.Is(err, capsule.ErrDiffers), errors.Is(err, history.ErrIndex), errors.As(err, &ce):
 		return failure{exitFailed, "failed"}
 	case errors.Is(err, errdef.ErrNotFound): // a tag or repository a registry answered it does not have
 		return failure{exitUsage, "input"}
 	case errors.Is(err, capsule.ErrRegistry), errors.Is(err, harness.ErrRunner), errors.Is(err, harness.ErrNvidiaSmiOutput),
-		errors.Is(err, context.DeadlineExceeded):
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, analysis.ErrNoSandbox):
 		return failure{exitExternal, "external"}
 	case errors.As(err, &fe), errors.As(err, &se), errors.As(err, &une), errors.As(err, &pe), errors.As(err, &je),
 		// lm-eval's output files
@@ -82,8 +84,12 @@ func classify(err error) failure {
 		// analyses asked of runs that cannot give them
 		errors.Is(err, analysis.ErrNotPaired), errors.Is(err, analysis.ErrLabels), errors.Is(err, analysis.ErrNoSeries),
 		errors.Is(err, analysis.ErrGroupNotJoinable), errors.Is(err, analysis.ErrNotRecomputable),
+		// gate policies and sides
+		errors.Is(err, gate.ErrPolicy), errors.Is(err, gate.ErrSide),
 		// capsules and references
 		errors.Is(err, capsule.ErrReference), errors.Is(err, capsule.ErrNotPackable),
+		// histories
+		errors.Is(err, history.ErrNoCheckpoints), errors.Is(err, history.ErrBaseline),
 		// notebooks and kernels
 		errors.Is(err, kernel.ErrNotebook), errors.Is(err, kernel.ErrConnection), errors.Is(err, kernel.ErrTemporaryBuild),
 		// files named on the command line

@@ -19,6 +19,8 @@ type failuresOptions struct {
 	metric string
 	n      int
 	seed   uint64
+
+	executeCode bool
 }
 
 func newFailuresCmd(io streams) *cobra.Command {
@@ -61,8 +63,15 @@ Hand labels in RUN/labels/<task>.csv (doc_id,class) or .json
 ({"<doc_id>": "<class>"}) are compared with the automatic classes (for a
 task, not a group).
 
-` + exitCodes(codeUsage, codeInterrupted),
+A code task's misses (humaneval, mbpp: documents whose pass@k is below 1)
+are read by executing its completions in the bubblewrap sandbox, with
+--execute-code: syntax-error, assertion-failed, exception, timeout, or
+killed-by-limit (memory, file size, CPU time), from its first failing
+completion (docs/code-tasks.md).
+
+` + exitCodes(codeUsage, code{exitExternal, "--execute-code and no sandbox here (install bubblewrap)"}, codeInterrupted),
 		Example: `  capsule failures runs/baseline --task gsm8k -n 50 --seed 1
+  capsule failures humaneval-run/ --task humaneval --execute-code
   capsule failures runs/baseline --task gsm8k --filter flexible-extract --json
   capsule failures runs/baseline --task gsm8k --class extraction -n 10`,
 		Args: usageArgs(cobra.ExactArgs(1)),
@@ -71,7 +80,8 @@ task, not a group).
 				return &usageError{fmt.Errorf("--task is required")}
 			}
 			if opts.class != "" && !slices.Contains(analysis.FailureClasses, analysis.FailureClass(opts.class)) &&
-				!slices.Contains(analysis.ChoiceFailureClasses, analysis.FailureClass(opts.class)) {
+				!slices.Contains(analysis.ChoiceFailureClasses, analysis.FailureClass(opts.class)) &&
+				!slices.Contains(analysis.CodeFailureClasses, analysis.FailureClass(opts.class)) {
 				return &usageError{fmt.Errorf("--class %q: expected one of %s", opts.class, classNames())}
 			}
 			if opts.n < 1 {
@@ -88,6 +98,7 @@ task, not a group).
 	f.StringVar(&opts.metric, "metric", "", "the metric that decides a miss (default the task's first)")
 	f.IntVarP(&opts.n, "n", "n", 50, "how many misses to sample (at least 1)")
 	f.Uint64Var(&opts.seed, "seed", 1, "seed of the sample")
+	f.BoolVar(&opts.executeCode, "execute-code", false, "a code task (humaneval, mbpp): execute its completions in the bubblewrap sandbox to classify its misses")
 	return cmd
 }
 
@@ -101,7 +112,7 @@ func runFailures(ctx context.Context, opts failuresOptions, path string, io stre
 		return err
 	}
 	rep, err := analysis.Failures(sc, opts.task, analysis.FailureOptions{Metric: opts.metric, Filter: opts.filter, N: opts.n, Seed: opts.seed, Labels: labels,
-		Class: analysis.FailureClass(opts.class)})
+		Class: analysis.FailureClass(opts.class), Code: analysis.CodeOptions{Execute: opts.executeCode, Context: ctx}})
 	if err != nil {
 		return err
 	}
@@ -115,7 +126,7 @@ func runFailures(ctx context.Context, opts failuresOptions, path string, io stre
 // classNames lists every class of a miss, generated and multiple choice.
 func classNames() string {
 	var names []string
-	for _, c := range append(slices.Clone(analysis.FailureClasses), analysis.ChoiceFailureClasses...) {
+	for _, c := range slices.Concat(analysis.FailureClasses, analysis.ChoiceFailureClasses, analysis.CodeFailureClasses) {
 		names = append(names, string(c))
 	}
 	return strings.Join(names, ", ")

@@ -106,6 +106,28 @@ var jsonShapes = []jsonShape{
 		{"bytes", "integer", "bytes written"},
 		{"lines", "integer", "sample lines written"},
 	}},
+	{command: "gate", keys: [][3]string{
+		{"baseline", "string", "the baseline's reference (run folder or capsule)"},
+		{"candidate", "string", "the candidate's reference"},
+		{"baseline_model", "object {id, revision, digest}", "the baseline's model as its run recorded it"},
+		{"candidate_model", "object {id, revision, digest}", "the candidate's model"},
+		{"verdict", "string", "pass, regression or refused: the whole gate's verdict"},
+		{"test", "string", "the policy's test: non-inferiority or no-significant-drop"},
+		{"alpha", "number", "the policy's family-wise alpha (Holm across the gated metrics)"},
+		{"changes", "array of object {field, task, baseline, candidate, allowed}", "settings that differ between the two (task hashes, chat template, harness), and whether the policy allows each"},
+		{"refusals", "array of string", "why the gate refused to compare, when it did"},
+		{"metrics", "array of object", "one per gated task and metric: `task`, `metric`, `filter`, `verdict`, `reason`, `test`, `higher_is_better`, `unit`, `n` (common documents), `only_baseline`, `only_candidate`, `missing_examples`, and, for a pass or a regression, `baseline`, `candidate`, `delta`, `ci_low`, `ci_high`, `level`, `p`, `p_holm`, `p_test`, `margin` (lm-eval's values; null otherwise)"},
+		{"tasks_not_gated", "array of string", "the baseline's tasks the policy does not gate"},
+	}, note: "written by gate.Result's own MarshalJSON; docs/gate.md explains every field"},
+	{command: "history", typ: typeOf[historyJSON]()},
+	{command: "suite init", keys: [][3]string{
+		{"suite", "string", "the suite file written"},
+	}},
+	{command: "run SUITE --model ...", keys: [][3]string{
+		{"suite", "string", "the suite's name"},
+		{"checkpoints", "array of object: [suiteCheckpoint](#suitecheckpoint)", "one per checkpoint run"},
+	}},
+	{command: "run SUITE (a checkpoint)", typ: typeOf[suiteCheckpoint]()},
 	{command: "kernel install", keys: [][3]string{
 		{"name", "string", "the kernelspec's name"},
 		{"dir", "string", "the kernelspec folder written"},

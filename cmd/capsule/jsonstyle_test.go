@@ -9,6 +9,7 @@ import (
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/capsule"
+	"github.com/evalcapsule/evalcapsule/gate"
 )
 
 var marshaler = reflect.TypeFor[json.Marshaler]()
@@ -24,11 +25,11 @@ var snake = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 func TestJSONStyle(t *testing.T) {
 	printed := []any{
 		analysis.Attribution{}, analysis.Comparisons{}, analysis.FailureReport{},
-		analysis.RescoreReport{}, analysis.CounterfactualReport{}, analysis.Uncertainties{},
+		analysis.RescoreReport{}, analysis.CodeExecution{}, analysis.CounterfactualReport{}, analysis.Uncertainties{},
 		analysis.RescoreCoverage{},
 		capsule.Differences{}, capsule.Inspection{}, capsule.PackResult{},
 		capsule.ReplayReport{}, capsule.Verification{},
-		demoResult{}, showReport{}, dryRunPlan{},
+		demoResult{}, showReport{}, dryRunPlan{}, &gate.Result{}, suiteCheckpoint{}, historyJSON{},
 	}
 	seen := map[reflect.Type]bool{}
 	var walk func(t reflect.Type, where string)

@@ -15,6 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/evalcapsule/evalcapsule/harness"
+	"github.com/evalcapsule/evalcapsule/harness/simulate"
 	"github.com/evalcapsule/evalcapsule/internal/fixtures"
 	"github.com/evalcapsule/evalcapsule/internal/testenv"
 )
@@ -79,6 +80,11 @@ func TestScripts(t *testing.T) {
 				}
 				return true, nil
 			}
+			if module, ok := strings.CutPrefix(cond, "pymodule:"); ok {
+				// [pymodule:pip]: Debian's python3 imports the module (a
+				// scenario checks one behaviour with it, another without).
+				return testenv.HasModule(module), nil
+			}
 			if part, ok := strings.CutPrefix(cond, "missing:"); ok {
 				// [missing:python3] skip: the part is absent (under CI an
 				// error naming it); listed after the tests.
@@ -111,6 +117,23 @@ func TestScripts(t *testing.T) {
 						ts.Fatalf("%s: still %s after %ds, want %s", args[0], st, secs, args[1])
 					}
 					time.Sleep(100 * time.Millisecond)
+				}
+			},
+			// simcode DIR [lie]: write a simulated humaneval run of four
+			// problems (canonical, wrong, syntax error, fork bomb); with
+			// lie, document 1 logs a pass its execution does not give.
+			"simcode": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) < 1 || len(args) > 2 {
+					ts.Fatalf("usage: simcode DIR [lie]")
+				}
+				docs := []simulate.CodeDoc{
+					{Completions: []simulate.CodeKind{simulate.Canonical}},
+					{Completions: []simulate.CodeKind{simulate.WrongAnswer}, Lie: len(args) == 2},
+					{Completions: []simulate.CodeKind{simulate.SyntaxErr}},
+					{Completions: []simulate.CodeKind{simulate.ForkBomb}},
+				}
+				if _, err := simulate.WriteCode(ts.MkAbs(args[0]), simulate.CodeOptions{Docs: docs}); err != nil {
+					ts.Fatalf("%v", err)
 				}
 			},
 			// stdoutenv NAME: set NAME to the last command's stdout, trimmed.

@@ -18,17 +18,19 @@ import (
 )
 
 type replayOptions struct {
-	json      bool
-	ref       refOptions
-	rerun     bool
-	runner    runnerFlags
-	tolerance float64
-	tolerate  []string
-	workdir   string
-	out       string
-	attach    bool
-	yes       bool
-	command   string
+	json bool
+	// executeCode runs the code tasks' completions in the sandbox.
+	executeCode bool
+	ref         refOptions
+	rerun       bool
+	runner      runnerFlags
+	tolerance   float64
+	tolerate    []string
+	workdir     string
+	out         string
+	attach      bool
+	yes         bool
+	command     string
 }
 
 func newReplayCmd(io streams) *cobra.Command {
@@ -91,9 +93,16 @@ skip). 'capsule inspect' lists attached reports. Exit code 1 when any
 number, a rerun's score or any rerun's document differs (but for
 differences --tolerate lets pass).
 
+A capsule's code tasks (humaneval, mbpp) hold programs written by a model:
+they are executed only with --execute-code, each in a bubblewrap sandbox
+(no network, no host files but a read-only /usr, rlimits, code_eval's 3 s
+timeout), with Debian's /usr/bin/python3; each document's pass@k is
+compared with its logged value and a difference fails the replay. Without
+bubblewrap --execute-code is an error (exit 3), never an unsandboxed run.
+
 ` + refHelp + `
 
-` + exitCodes(code{exitFailed, "a number, a rerun's score or one of its documents differs from the packed capsule, or the capsule is not valid"}, codeUsage, code{exitExternal, "a registry or the rerun's runner failed"}, codeInterrupted),
+` + exitCodes(code{exitFailed, "a number, a rerun's score or one of its documents differs from the packed capsule, or the capsule is not valid"}, codeUsage, code{exitExternal, "a registry or the rerun's runner failed, or --execute-code without a sandbox"}, codeInterrupted),
 		Example: `  capsule replay review/
   capsule replay registry.example.com/team/llama-study@sha256:3b1f… --attach=false
   capsule replay review/ --rerun --gpus 1
@@ -106,6 +115,7 @@ differences --tolerate lets pass).
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.json, "json", false, "print the replay report as JSON")
+	f.BoolVar(&opts.executeCode, "execute-code", false, "execute the logged completions of code tasks (humaneval, mbpp) in the bubblewrap sandbox and re-score their pass@k (never without a sandbox)")
 	addRefFlags(f, &opts.ref)
 	f.BoolVar(&opts.rerun, "rerun", false, "re-execute every run with the runner and compare it with the packed one")
 	addRunnerFlags(f, &opts.runner)
@@ -145,7 +155,7 @@ func runReplay(ctx context.Context, opts replayOptions, ref string, io streams) 
 	}
 	defer c.Close()
 	ro := capsule.ReplayOptions{Workdir: opts.workdir, Tolerance: opts.tolerance, Command: strings.Fields(opts.command),
-		TolerateGenerations: tolerateGenerations}
+		TolerateGenerations: tolerateGenerations, ExecuteCode: opts.executeCode}
 	var reruns *bars
 	if opts.rerun {
 		packed, err := c.Config.ParseStudy()

@@ -23,6 +23,10 @@ type rescoreOptions struct {
 	progress bool
 	coverage bool
 
+	// Code tasks: execute their logged completions in the sandbox.
+	executeCode bool
+	python      string
+
 	// The counterfactual: --task with --regex.
 	task        string
 	regex       string
@@ -83,16 +87,28 @@ the task's only filter, or strict-match). It prints both scores, the
 paired difference with its bootstrap CI, and the documents that flip each
 way. Only generative (generate_until) tasks have responses to extract from.
 
+Code tasks (humaneval, mbpp and their variants) log programs. Their pass@k
+is only re-aggregated unless --execute-code is given: then every logged
+completion is built into the program lm-eval ran (prompt + completion + the
+task's test) and executed, one process each, in a bubblewrap sandbox (no
+network, no host files but a read-only /usr, a private tmpfs, rlimits on
+CPU, memory, processes and file size, code_eval's 3 s timeout), in parallel
+up to the cores; pass@k is recomputed with code_eval's estimator and each
+document compared with its logged value. Without bubblewrap this is an
+error (exit 3), never an unsandboxed run. See docs/code-tasks.md.
+
 With --coverage, rescore reads no samples: it maps the task configurations
 of the results files under PATH onto the re-scorer's own code paths and
 prints, per task and metric, how many entries would be re-scored from the
 raw responses, and what stops the others (a per-doc function or an
 aggregation not re-implemented); scripts/rescore-coverage runs it.
 
-` + exitCodes(code{exitFailed, "some recomputed number differs from what lm-eval reported, or lm-eval recorded a setting otherwise than run.json"}, codeUsage, codeInterrupted),
+` + exitCodes(code{exitFailed, "some recomputed number differs from what lm-eval reported, or lm-eval recorded a setting otherwise than run.json"}, codeUsage,
+			code{exitExternal, "--execute-code and no sandbox here (install bubblewrap: apt-get install bubblewrap)"}, codeInterrupted),
 		Example: `  capsule rescore results/meta-llama__Llama-3.2-1B-Instruct/
   capsule rescore --json results/ > checks.json
   capsule rescore out/results_2025-08-07T11-42-40.066002.json
+  capsule rescore --execute-code humaneval-run/
   capsule rescore --coverage results/
   capsule rescore out/ --task gsm8k --regex 'The answer is (\-?[0-9\.\,]+)'
   capsule rescore out/ --task gsm8k --regex '(-?[$0-9.,]{2,})|(-?[0-9]+)' --group-select -1 --filter-name strict-match`,
@@ -123,6 +139,8 @@ aggregation not re-implemented); scripts/rescore-coverage runs it.
 	f.BoolVar(&opts.json, "json", false, "print the checks (or the counterfactual) as JSON (shape in docs/cli.md)")
 	f.BoolVar(&opts.coverage, "coverage", false, "map the task configs of the results files onto the re-scorer's code paths and print the share re-scorable from raw responses (reads no samples)")
 	f.IntVar(&opts.diffs, "diffs", 3, "show up to this many differing documents per check (flipped documents of a counterfactual)")
+	f.BoolVar(&opts.executeCode, "execute-code", false, "execute the logged completions of code tasks (humaneval, mbpp) in the bubblewrap sandbox and re-score pass@k")
+	f.StringVar(&opts.python, "python", "", "with --execute-code: the interpreter inside the sandbox, under /usr (default /usr/bin/python3)")
 	f.StringVar(&opts.task, "task", "", "counterfactual: the generative task to re-score")
 	f.StringVar(&opts.regex, "regex", "", "counterfactual: the regex (Python re syntax) applied to the task's logged responses")
 	f.IntVar(&opts.groupSelect, "group-select", 0, "counterfactual: which match to take, as lm-eval's group_select (0 first, -1 last)")
@@ -217,10 +235,22 @@ func runRescore(ctx context.Context, opts rescoreOptions, paths []string, io str
 			}
 		}
 	}
+	if opts.python != "" && !opts.executeCode {
+		return &usageError{errors.New("--python is the interpreter of --execute-code: give --execute-code too")}
+	}
+	ropts.Code = analysis.CodeOptions{Execute: opts.executeCode, Python: opts.python}
+	if opts.progress && opts.executeCode {
+		ropts.Code.Progress = func(done, _ int) {
+			fmt.Fprintf(io.err, "\rexecuting programs in the sandbox: %d", done)
+		}
+	}
 	for _, o := range outs {
 		warnNoSamples(o, o.Path(), io)
 	}
 	rep, err := analysis.Rescore(ctx, outs, ropts)
+	if opts.progress && opts.executeCode {
+		fmt.Fprint(io.err, "\r\033[K")
+	}
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,7 @@ type runOptions struct {
 	command  string
 	dryRun   bool
 	keep     bool
+	models   []string
 }
 
 // runnerFlags choose and configure the runner of `run` and `replay --rerun`.
@@ -114,7 +115,7 @@ func (o runnerFlags) newRunner(st *study.Study, image string) (r harness.Runner,
 func newRunCmd(io streams) *cobra.Command {
 	var opts runOptions
 	cmd := &cobra.Command{
-		Use:   "run STUDY_DIR",
+		Use:   "run STUDY_DIR | SUITE_FILE --model PATH_OR_ID...",
 		Short: "Execute the study's planned lm-eval runs; resumes where it stopped",
 		Long: `Execute the study's runs: the baseline, each step that sets something (steps
 apply cumulatively), and each variant. Every run's lm-eval command line is
@@ -149,11 +150,21 @@ Runners (--runner, default the study's runner.kind):
 --simulate uses the simulated backend through any runner (to try a Slurm
 cluster or a container without a GPU).
 
+A suite (a study file with kind: suite, see capsule suite init) is run
+against each --model: a local checkpoint path (the sha256 digest of its
+files is recorded) or a hub id (ID@REVISION pins the revision). Each
+checkpoint gets runs/<checkpoint>/ beside the suite file, a study folder
+whose study.yaml is the suite with the model pinned, and its result is
+packed as runs/<checkpoint>.capsule (replaced), ready for capsule push and
+capsule gate. With the Slurm runner every checkpoint's job is submitted at
+once, one job per checkpoint.
+
 ` + exitCodes(codeUsage, code{exitExternal, "a run failed, or the runner (lm-eval, container engine, Slurm) did"}, code{exitInterrupted, "interrupted (Ctrl-C or SIGTERM): finished runs are kept, the same command resumes"}),
 		Example: `  capsule run studies/llama-3.2-1b-instruct/
   capsule run studies/llama-3.2-1b-instruct/ --runner slurm --partition gpu --gpus 1
   capsule run examples/demo/ --runner simulated
-  capsule run --dry-run studies/llama-3.2-1b-instruct/`,
+  capsule run --dry-run studies/llama-3.2-1b-instruct/
+  capsule run suites/release.yaml --model ckpt/step-12000 --model ckpt/step-13000 --runner slurm`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRun(cmd.Context(), opts, args[0], io)
@@ -166,6 +177,7 @@ cluster or a container without a GPU).
 	f.StringSliceVar(&opts.only, "only", nil, "run only these planned runs (by name)")
 	f.StringVar(&opts.command, "lm-eval", "lm_eval", "how lm-eval is started, recorded in run.json's argv (e.g. \"python3 -m lm_eval\")")
 	f.BoolVar(&opts.dryRun, "dry-run", false, "print the plan and every run's lm-eval command line as a shell script, run nothing (needs no runner)")
+	f.StringArrayVar(&opts.models, "model", nil, "a suite's checkpoint: a local path (its files' sha256 digest is recorded) or a hub id, ID@REVISION to pin it; repeat for several")
 	f.BoolVar(&opts.keep, "keep-stale", false, "refuse to run again a done run that the study now plans otherwise (default: run it again, keeping its output until the new one is done)")
 	return cmd
 }
@@ -174,6 +186,12 @@ func runRun(ctx context.Context, opts runOptions, dir string, io streams) error 
 	st, err := study.Load(dir)
 	if err != nil {
 		return err
+	}
+	if st.IsSuite() {
+		return runSuite(ctx, opts, st, io)
+	}
+	if len(opts.models) > 0 {
+		return &usageError{fmt.Errorf("--model is for a suite (kind: suite); %s is a study, whose model is its model: key", quote.Text(st.Path))}
 	}
 	for _, w := range st.Warnings() {
 		fmt.Fprintf(io.err, "capsule: warning: %s\n", quote.Text(w))
@@ -277,32 +295,32 @@ func firstNonEmpty(xs ...string) string {
 
 // dryRunPlan is what `capsule run --dry-run --json` prints.
 type dryRunPlan struct {
-	Study     string      `json:"study"`
-	Dir       string      `json:"dir"`
-	Runner    string      `json:"runner"`
-	Simulated bool        `json:"simulated"`
-	Image     string      `json:"image,omitempty"`
-	Runs      []dryRunRun `json:"runs"`
+	Study     string      `json:"study"`           // the study's name
+	Dir       string      `json:"dir"`             // the study folder, from which the command lines run
+	Runner    string      `json:"runner"`          // the runner the runs would use: "local", "container", "slurm" or "simulated"
+	Simulated bool        `json:"simulated"`       // whether the runs would use the simulated backend (no lm-eval runs)
+	Image     string      `json:"image,omitempty"` // the container image (--image, else the study's); left out for another runner
+	Runs      []dryRunRun `json:"runs"`            // the planned runs (those --only names, when given), in plan order; empty, never null
 }
 
 type dryRunRun struct {
-	Name   string `json:"name"`
-	Label  string `json:"label"`
-	Dir    string `json:"dir"`
-	Runner string `json:"runner"`
+	Name   string `json:"name"`   // the run's name in the plan ("baseline", "step-1-...")
+	Label  string `json:"label"`  // the run's name for people: "baseline", the step's or variant's name, "factorial: ..."
+	Dir    string `json:"dir"`    // the run's folder, STUDY/runs/NAME
+	Runner string `json:"runner"` // the runner it would use, as the plan's
 	// Argv is the command line run.json records: its --output_path is
 	// relative to the study directory.
 	Argv []string    `json:"argv"`
-	Env  []dryRunEnv `json:"env"`
+	Env  []dryRunEnv `json:"env"` // the environment variables the job sets (HF_TOKEN, passed, under the container runner); empty, never null, otherwise
 }
 
 // dryRunEnv is an environment variable the job sets: to Value, or, when
 // Passed, to its value in the environment capsule run starts in, which is
 // never printed.
 type dryRunEnv struct {
-	Name   string `json:"name"`
-	Value  string `json:"value,omitempty"`
-	Passed bool   `json:"passed,omitempty"`
+	Name   string `json:"name"`             // the variable's name
+	Value  string `json:"value,omitempty"`  // the value the job sets it to; left out when Passed
+	Passed bool   `json:"passed,omitempty"` // whether the job passes its value from capsule run's environment (not printed); left out when false
 }
 
 // dryRun prints every planned run's lm-eval command line without building

@@ -60,31 +60,31 @@ output cannot act on the terminal.
 
 // shownDoc is one run's logged fields of the document.
 type shownDoc struct {
-	Run       string          `json:"run"`
-	Path      string          `json:"path"`
-	Target    json.RawMessage `json:"target"`
-	Arguments json.RawMessage `json:"arguments"`
-	Response  json.RawMessage `json:"response"`
-	Filters   []shownFilter   `json:"filters"`
+	Run       string          `json:"run"`       // the run's name: its folder's base name
+	Path      string          `json:"path"`      // the samples file read
+	Target    json.RawMessage `json:"target"`    // the logged target, as the samples hold it
+	Arguments json.RawMessage `json:"arguments"` // the logged arguments of each request (the prompt), as the samples hold them; null when not logged
+	Response  json.RawMessage `json:"response"`  // the logged resps, as the samples hold them
+	Filters   []shownFilter   `json:"filters"`   // one per filter the document is logged under, in the file's order
 }
 
 // shownFilter is one filter's line of the document.
 type shownFilter struct {
-	Filter    string          `json:"filter"`
-	Line      int             `json:"line"`
-	Extracted json.RawMessage `json:"extracted"`
-	Metrics   []shownMetric   `json:"metrics"`
+	Filter    string          `json:"filter"`    // the filter's name (from the config's filter_list for samples that do not log it)
+	Line      int             `json:"line"`      // the line of the samples file (its element in a JSON array file), from 1
+	Extracted json.RawMessage `json:"extracted"` // the logged filtered_resps, as the samples hold them
+	Metrics   []shownMetric   `json:"metrics"`   // the line's metric values, in the file's order; empty, never null
 }
 
 type shownMetric struct {
-	Metric string          `json:"metric"`
-	Value  json.RawMessage `json:"value"`
+	Metric string          `json:"metric"` // the metric's name
+	Value  json.RawMessage `json:"value"`  // its logged value, as the samples hold it
 }
 
 type showReport struct {
-	Task  string     `json:"task"`
-	DocID int        `json:"doc_id"`
-	Runs  []shownDoc `json:"runs"`
+	Task  string     `json:"task"`   // the task shown (--task)
+	DocID int        `json:"doc_id"` // the doc_id shown (--doc)
+	Runs  []shownDoc `json:"runs"`   // the document in each run given, in the order given
 }
 
 func runShow(ctx context.Context, opts showOptions, paths []string, io streams) error {

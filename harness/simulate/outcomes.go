@@ -25,7 +25,8 @@ func gsm8kOutcomes(o Options, strictOnly bool) (map[string][]float64, error) {
 	if !c.hasGSM8K {
 		return nil, fmt.Errorf("simulate: the options do not run gsm8k")
 	}
-	model := gsm8kModel{accuracy: c.GSM8KAccuracy, formatMiss: c.GSM8KFormatMiss, truncated: c.GSM8KTruncated}
+	acc := min(1, max(0, c.GSM8KAccuracy+c.TaskShift["gsm8k"]))
+	model := gsm8kModel{accuracy: acc, formatMiss: c.GSM8KFormatMiss, truncated: c.GSM8KTruncated}
 	out := map[string][]float64{}
 	for _, f := range gsm8kFilters {
 		out[f.name] = make([]float64, 0, c.GSM8KDocs)

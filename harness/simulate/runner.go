@@ -13,7 +13,9 @@ import (
 // in the file format of the lm-eval release the run pins
 // (rec.Harness.Version; 0.4.9.1 when it pins none).
 // Every run of one model gets the same seed, so runs of a study pair up;
-// the output is a function of the settings alone, byte for byte.
+// the output is a function of the settings alone, byte for byte. A
+// checkpoint of the simulated model line (LineCheckpoint) is run with the
+// line's planted accuracies.
 type Executor struct {
 	Effects Effects
 	// Pace, when set, makes the run take about this long, reporting
@@ -28,6 +30,9 @@ func (e Executor) Execute(ctx context.Context, rec *harness.RunRecord, outDir st
 	o, err := optionsForRecord(rec, ModelSeed(rec.Model.ID), e.Effects)
 	if err != nil {
 		return err
+	}
+	if c, ok := LineCheckpoint(rec.Model.ID); ok {
+		o = onLine(o, c)
 	}
 	if _, err := o.resolve(); err != nil {
 		return err // an lm-eval release the simulator does not write, say

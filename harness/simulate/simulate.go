@@ -106,6 +106,11 @@ type Options struct {
 	// 0.40); each subject's accuracy varies around it by up to ±0.12 with
 	// the size-weighted mean kept at this value.
 	MMLUAccuracy float64
+	// TaskShift adds, per GSM8K-family task name ("gsm8k_cot_llama"), to
+	// that task's planted accuracy alone (clamped to [0, 1]): a change of
+	// one task, such as a regression planted in one checkpoint of a model
+	// line. Nil: none.
+	TaskShift map[string]float64
 }
 
 // Output says what Generate wrote.

@@ -188,7 +188,8 @@ const gsm8kArg1 = `{"until": ["Question:", "</s>", "<|im_end|>"], "do_sample": f
 
 func (w *lineWriter) writeGSM8K(c *config, l leafTask) (*taskRun, error) {
 	t := l.math
-	model := gsm8kModel{accuracy: c.GSM8KAccuracy, formatMiss: c.GSM8KFormatMiss, truncated: c.GSM8KTruncated, churn: c.Churn}
+	acc := min(1, max(0, c.GSM8KAccuracy+c.TaskShift[t.name]))
+	model := gsm8kModel{accuracy: acc, formatMiss: c.GSM8KFormatMiss, truncated: c.GSM8KTruncated, churn: c.Churn}
 	run := &taskRun{leaf: l, metric: "exact_match"}
 	var promptHash, targetHash, docHash []byte
 	for _, f := range t.filters {

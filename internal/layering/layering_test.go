@@ -19,8 +19,8 @@ var layers = [][]string{
 	{"internal/pynum", "internal/buildinfo", "internal/quote", "internal/htmltest", "internal/testenv", "internal/fixtures", "internal/layering", "examples", "notebooks", "images"},
 	{"harness"},
 	{"analysis"},
-	{"study"},
-	{"capsule"},
+	{"study", "gate"},
+	{"capsule", "history"},
 	{"kernel"},
 	{"cmd"},
 }

@@ -57,6 +57,7 @@ type program struct {
 var programs = map[string]program{
 	"python3":          {paths: []string{Interpreter}, install: "apt install python3"},
 	"chromium":         {paths: []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"}, install: "apt install chromium"},
+	"bwrap":            {paths: []string{"/usr/bin/bwrap"}, install: "apt install bubblewrap"},
 	"jupyter":          {paths: []string{"/usr/bin/jupyter"}, install: "apt install jupyter-core jupyter-nbconvert"},
 	"jupyter-notebook": {paths: []string{"/usr/bin/jupyter-notebook"}, install: "apt install jupyter-notebook"},
 	"podman":           {install: "apt install podman", integration: true},
@@ -118,6 +119,31 @@ func Python(t testing.TB, module ...string) string {
 		lack(t, parts, Interpreter+" cannot import "+strings.Join(unimported, ", "))
 	}
 	return py
+}
+
+// HasModule reports whether Debian's /usr/bin/python3 is here and imports
+// module, for tests that check either of two behaviours (with pip and
+// without it) rather than skip.
+func HasModule(module string) bool {
+	py, ok := Find("python3")
+	return ok && importable(py, module)
+}
+
+// PythonVersion is the version of Debian's /usr/bin/python3, the reference
+// interpreter (the test skips, or fails under CI, without it): tests of
+// numerics that changed between versions (sum() compensates from 3.12)
+// compare against the rule of the version that computed the reference.
+func PythonVersion(t testing.TB) (major, minor int) {
+	t.Helper()
+	py := Python(t)
+	out, err := exec.Command(py, "-c", "import sys; print(sys.version_info[0], sys.version_info[1])").Output()
+	if err != nil {
+		t.Fatalf("%s: asking its version: %v", py, err)
+	}
+	if _, err := fmt.Sscan(string(out), &major, &minor); err != nil {
+		t.Fatalf("%s: version %q: %v", py, out, err)
+	}
+	return major, minor
 }
 
 // importable reports whether py imports module, asking once per module.

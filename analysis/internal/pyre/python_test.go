@@ -459,6 +459,19 @@ func TestPythonDifferential(t *testing.T) {
 	}
 	t.Logf("%d code points assigned in Go's Unicode %s but not in Python's %s are excluded", skewCount, unicode.Version, resp.Unidata)
 
+	// pyre's reference is CPython 3.11's re (doc.go). Another version is
+	// compared too, but what differs is listed, not failed: 3.12 refuses
+	// conditional references that are not ASCII digits, 3.13 has Unicode
+	// 15.1 (newer than Go's tables) and changed IGNORECASE in sets; a
+	// difference on 3.11 is a translation error.
+	version := strings.Fields(resp.Version)[0]
+	reference := strings.HasPrefix(version, "3.11.")
+	report := t.Errorf
+	if !reference {
+		report = t.Logf
+		t.Logf("Debian's python3 is CPython %s, not the 3.11 whose re pyre follows: its differences are listed, not failed", version)
+	}
+
 	// Report the first difference of each pattern, and how many there are.
 	failures := 0
 	reported := map[string]bool{}
@@ -466,7 +479,7 @@ func TestPythonDifferential(t *testing.T) {
 		failures++
 		if !reported[pattern] && len(reported) < 60 {
 			reported[pattern] = true
-			t.Errorf(format, args...)
+			report(format, args...)
 		}
 	}
 	fail := func(format string, args ...any) { failFor(fmt.Sprint(failures), format, args...) }
@@ -672,8 +685,11 @@ func TestPythonDifferential(t *testing.T) {
 		}
 	}
 
-	if failures > 0 {
-		t.Fatalf("%d differences from CPython", failures)
+	switch {
+	case failures > 0 && reference:
+		t.Fatalf("%d differences from CPython %s", failures, version)
+	case failures > 0:
+		t.Logf("%d differences from CPython %s, which pyre does not follow (it follows 3.11)", failures, version)
 	}
 }
 

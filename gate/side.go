@@ -1,0 +1,177 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/evalcapsule/evalcapsule/analysis"
+	"github.com/evalcapsule/evalcapsule/harness"
+)
+
+// Side is one evaluated checkpoint, as a run folder, a capsule or the
+// history index holds it.
+type Side struct {
+	// Name is the tag, run folder or checkpoint name, for messages.
+	Name string `json:"name"`
+	// Identity is what decides whether two sides asked the same questions
+	// the same way.
+	Identity Identity `json:"identity"`
+	// Tasks are the per-document values by task name. A group (mmlu) is
+	// there too, its members' documents joined, keyed "member/doc_id".
+	Tasks map[string]*TaskValues `json:"tasks"`
+	// Differs names, "task metric,filter", the scores whose logged values
+	// do not re-score to what lm-eval reported (capsule rescore says how):
+	// the gate refuses them on either side. A record mismatch is "record".
+	Differs map[string]string `json:"differs,omitempty"`
+}
+
+// Identity is what a run was: the harness, the prompts, the model.
+type Identity struct {
+	HarnessVersion string `json:"harness_version"` // lm_eval_version
+	HarnessCommit  string `json:"harness_commit"`  // git_hash
+	// TaskHashes are lm-eval's task_hashes: per task, a hash over its
+	// samples' document, prompt and target hashes.
+	TaskHashes map[string]string `json:"task_hashes"`
+	// ChatTemplateSHA and SystemInstructionSHA are "" when none was used.
+	ChatTemplateSHA      string `json:"chat_template_sha"`
+	SystemInstructionSHA string `json:"system_instruction_sha"`
+	// Model is what was evaluated: never compared (the candidate is meant
+	// to be another model), shown in the outputs.
+	Model Model `json:"model"`
+}
+
+// Model names the checkpoint a side evaluated.
+type Model struct {
+	ID       string `json:"id"`       // hub id or local path
+	Revision string `json:"revision"` // the hub revision, resolved where known
+	Digest   string `json:"digest"`   // sha256 of a local checkpoint's files, where recorded
+}
+
+// TaskValues are the per-document values of one task.
+type TaskValues struct {
+	// Metrics maps lm-eval's "metric,filter" key to doc_id → value.
+	Metrics map[string]map[string]float64 `json:"metrics"`
+	// Higher says, per metric key, whether higher is better (lm-eval's
+	// higher_is_better; true where the results file does not say).
+	Higher map[string]bool `json:"higher_is_better"`
+}
+
+// SideFromRun reads a run (a run folder or an lm-eval output, as
+// harness.Read opens it) into a Side named name: every task's
+// per-document values through analysis.Load, each group the results file
+// names joined from its members, and the identity from the results file
+// and run.json.
+func SideFromRun(ctx context.Context, run *harness.Run, name string) (*Side, error) {
+	sc, err := analysis.Load(ctx, run, analysis.RescoreOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrSide, name, err)
+	}
+	res := run.Output.Results
+	s := &Side{Name: name, Tasks: map[string]*TaskValues{}, Identity: identityOf(res, run.Record)}
+	for _, se := range sc.Series {
+		addSeries(s, se, res)
+	}
+	for _, c := range sc.Report.Checks {
+		if c.Status != analysis.StatusDiffers {
+			continue
+		}
+		if s.Differs == nil {
+			s.Differs = map[string]string{}
+		}
+		key := c.Task + " " + c.Metric + "," + c.Filter
+		if c.Level == analysis.LevelRecord {
+			key = "record"
+		}
+		s.Differs[key] = c.Reason
+	}
+	if res != nil {
+		groups := append([]string(nil), res.Groups...)
+		sort.Strings(groups)
+		for _, g := range groups {
+			tr, ok := res.Task(g)
+			if !ok {
+				continue
+			}
+			for _, m := range tr.Metrics {
+				se, err := sc.Lookup(g, m.Metric, m.Filter)
+				if err != nil {
+					// A group whose score is not the mean over its
+					// members' logged documents: named, so that a gate
+					// of it says why it is missing.
+					if s.Differs == nil {
+						s.Differs = map[string]string{}
+					}
+					s.Differs[g+" "+m.Key()] = err.Error()
+					continue
+				}
+				addSeries(s, se, res)
+			}
+		}
+	}
+	return s, nil
+}
+
+func addSeries(s *Side, se *analysis.Series, res *harness.Results) {
+	tv := s.Tasks[se.Task]
+	if tv == nil {
+		tv = &TaskValues{Metrics: map[string]map[string]float64{}, Higher: map[string]bool{}}
+		s.Tasks[se.Task] = tv
+	}
+	key := se.Metric + "," + se.Filter
+	docs := make(map[string]float64, len(se.Values))
+	for i, d := range se.Docs {
+		id := strconv.Itoa(d.DocID)
+		if d.Task != "" {
+			id = d.Task + "/" + id
+		}
+		docs[id] = se.Values[i]
+	}
+	tv.Metrics[key] = docs
+	tv.Higher[key] = higherIsBetter(res, se.Task, se.Metric)
+}
+
+func higherIsBetter(res *harness.Results, task, metric string) bool {
+	if res == nil {
+		return true
+	}
+	if all, ok := res.Doc.Get("higher_is_better"); ok {
+		if t, ok := all.Get(task); ok {
+			if v, ok := t.Get(metric); ok {
+				if b, ok := v.Truth(); ok {
+					return b
+				}
+			}
+		}
+	}
+	return true
+}
+
+func identityOf(res *harness.Results, rec *harness.RunRecord) Identity {
+	var id Identity
+	if res != nil {
+		id.HarnessVersion, _ = res.LMEvalVersion()
+		id.HarnessCommit, _ = res.GitHash()
+		id.TaskHashes = res.TaskHashes()
+		id.ChatTemplateSHA, _ = res.ChatTemplateSHA()
+		id.SystemInstructionSHA, _ = res.SystemInstructionSHA()
+		id.Model.ID, _ = res.ModelName()
+		id.Model.Revision, _ = res.ModelRevision()
+		id.Model.Digest, _ = res.ModelSHA()
+	}
+	if rec != nil {
+		if rec.Model.ID != "" {
+			id.Model.ID = rec.Model.ID
+		}
+		if r := rec.Model.ResolvedRevision; r != "" {
+			id.Model.Revision = r
+		} else if rec.Model.Revision != "" {
+			id.Model.Revision = rec.Model.Revision
+		}
+	}
+	if id.TaskHashes == nil {
+		id.TaskHashes = map[string]string{}
+	}
+	return id
+}
