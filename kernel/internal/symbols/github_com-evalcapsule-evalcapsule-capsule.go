@@ -67,6 +67,7 @@ func init() {
 		"ReplaySchema":                reflect.ValueOf(constant.MakeFromLiteral("\"evalcapsule.replay/v1\"", token.STRING, 0)),
 		"ReportTitle":                 reflect.ValueOf(constant.MakeFromLiteral("\"replay-report.json\"", token.STRING, 0)),
 		"Reports":                     reflect.ValueOf(capsule.Reports),
+		"Tags":                        reflect.ValueOf(capsule.Tags),
 		"ValidateConfig":              reflect.ValueOf(capsule.ValidateConfig),
 		"Verify":                      reflect.ValueOf(capsule.Verify),
 
@@ -98,6 +99,7 @@ func init() {
 		"RunSummary":     reflect.ValueOf((*capsule.RunSummary)(nil)),
 		"ScoreDiff":      reflect.ValueOf((*capsule.ScoreDiff)(nil)),
 		"TableOptions":   reflect.ValueOf((*capsule.TableOptions)(nil)),
+		"Tagged":         reflect.ValueOf((*capsule.Tagged)(nil)),
 		"Verification":   reflect.ValueOf((*capsule.Verification)(nil)),
 	}
 }
