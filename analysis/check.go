@@ -168,17 +168,17 @@ func (n *Number) UnmarshalJSON(b []byte) error {
 
 // Check is one recomputed number: a task's or group's metric under a filter.
 type Check struct {
-	Task             string `json:"task"`              // the task or group, as lm-eval names it in the results file
-	Metric           string `json:"metric"`            // the metric, e.g. "exact_match"; for a record check, the setting
-	Filter           string `json:"filter"`            // the filter ("strict-match"; "none" for tasks without one)
-	N                int    `json:"n"`                 // documents the recomputation used (0 where none were)
-	Reported         Number `json:"reported"`          // the value lm-eval wrote in its results file
-	Recomputed       Number `json:"recomputed"`        // the value re-derived from the samples; null when it could not be
-	ReportedStderr   Number `json:"reported_stderr"`   // lm-eval's stderr ("N/A" where it wrote that)
-	RecomputedStderr Number `json:"recomputed_stderr"` // the stderr re-derived by lm-eval's formula for the aggregation
-	Level            Level  `json:"level"`             // how far back the number was recomputed: rescored, reaggregated, group, record, none, input
+	Task             string `json:"task"`              // lm-eval's task or group name; "" for a results file's input error or the run's settings
+	Metric           string `json:"metric"`            // lm-eval's metric name, or the setting's field at level record
+	Filter           string `json:"filter"`            // lm-eval's filter name; "" at levels record and input
+	N                int    `json:"n"`                 // documents the number is over: the samples lines, else lm-eval's n-samples, a group's members' sum; 0 when unknown
+	Reported         Number `json:"reported"`          // lm-eval's value as in the results file (a fraction for a [0, 1] metric); text at level record
+	Recomputed       Number `json:"recomputed"`        // the value recomputed, in lm-eval's unit; null when not recomputed; run.json's text at level record
+	ReportedStderr   Number `json:"reported_stderr"`   // lm-eval's stderr as in the results file; null when it has none
+	RecomputedStderr Number `json:"recomputed_stderr"` // the stderr recomputed; null when not recomputed
+	Level            Level  `json:"level"`             // how far back it was recomputed: rescored, reaggregated, group, none, record or input
 	Status           Status `json:"status"`            // exact, differs, not-recomputable or error
-	Reason           string `json:"reason"`            // why it differs or could not be recomputed, and any caveat; "" when there is none
+	Reason           string `json:"reason"`            // why it differs or was not recomputed, and notes, in words; "" when there is nothing to say
 
 	// DocDiffs lists the first documents whose recomputed per-doc value or
 	// filtered response differs from the logged one.
@@ -198,10 +198,10 @@ type DocDiff struct {
 
 // RunReport is the re-scoring of one lm-eval output.
 type RunReport struct {
-	Path          string  `json:"path"`            // the results file re-scored
-	LMEvalVersion string  `json:"lm_eval_version"` // the lm-eval version the file records
-	PythonVersion string  `json:"python_version"`  // the Python that ran lm-eval, from the file; null when unrecorded
-	Checks        []Check `json:"checks"`          // every number checked, never null
+	Path          string  `json:"path"`            // the output's results file, or its samples folder and timestamp
+	LMEvalVersion string  `json:"lm_eval_version"` // the lm-eval version (or range of versions) detected as the output's writer; "unknown (...)" or "≥X (...)" without a readable results file
+	PythonVersion string  `json:"python_version"`  // the Python version in the results file; null when it does not record one
+	Checks        []Check `json:"checks"`          // input errors, then the results file's numbers in its order, then what only the samples hold, then differing settings
 	// CodeExecution says where the completions of code tasks ran; nil
 	// when none were executed.
 	CodeExecution *CodeExecution `json:"code_execution,omitempty"`
@@ -232,7 +232,7 @@ func (r *RunReport) MarshalJSON() ([]byte, error) {
 
 // RescoreReport is the re-scoring of several outputs.
 type RescoreReport struct {
-	Runs []*RunReport `json:"runs"` // one per results file, in the order given
+	Runs []*RunReport `json:"runs"` // one per lm-eval output, in the order given
 	// Levels counts the checks of all runs by level: how many numbers
 	// were recomputed from the raw responses (rescored), from the logged
 	// per-doc values (reaggregated), and so on.

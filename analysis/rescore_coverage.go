@@ -14,26 +14,28 @@ import (
 // of each results file is run through the re-scorer's own dispatch with a
 // probe document.
 type RescoreCoverage struct {
+	// Entries are every task/metric/filter of every results file, in file
+	// order.
 	Entries []CoverageEntry `json:"entries"`
 	// Files is how many results files were mapped.
 	Files int `json:"files"`
-	// Rescored, Reaggregated, None, Group count the entries by the level
-	// their check would reach with complete samples.
+	// Rescored counts the entries whose check would reach level rescored
+	// with complete samples.
 	Rescored     int `json:"rescored"`
-	Reaggregated int `json:"reaggregated"`
-	None         int `json:"none"`
-	Group        int `json:"group"`
+	Reaggregated int `json:"reaggregated"` // how many entries would be reaggregated (recomputed from the logged per-doc values)
+	None         int `json:"none"`         // how many entries nothing could be recomputed for
+	Group        int `json:"group"`        // how many entries are a group's (recomputed from its members')
 	// Share is Rescored over the non-group entries (0 when there are none).
 	Share float64 `json:"share"`
 }
 
 // CoverageEntry is one task/metric/filter of one results file.
 type CoverageEntry struct {
-	Path   string `json:"path"`
-	Task   string `json:"task"`
-	Metric string `json:"metric"`
-	Filter string `json:"filter"`
-	Level  Level  `json:"level"`
+	Path   string `json:"path"`   // the results file's path
+	Task   string `json:"task"`   // lm-eval's task or group name
+	Metric string `json:"metric"` // lm-eval's metric name
+	Filter string `json:"filter"` // lm-eval's filter name
+	Level  Level  `json:"level"`  // the level its check would reach: rescored, reaggregated, group or none
 	// Reason says, below rescored, what stops the re-scorer: the per-doc
 	// function or the aggregation not re-implemented, no configuration.
 	Reason string `json:"reason,omitempty"`

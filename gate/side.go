@@ -29,14 +29,15 @@ type Side struct {
 
 // Identity is what a run was: the harness, the prompts, the model.
 type Identity struct {
-	HarnessVersion string `json:"harness_version"` // lm_eval_version
-	HarnessCommit  string `json:"harness_commit"`  // git_hash
+	HarnessVersion string `json:"harness_version"` // lm-eval's lm_eval_version from the results file; "" when not recorded
+	HarnessCommit  string `json:"harness_commit"`  // lm-eval's git_hash (git describe of the folder it ran in); "" when not recorded
 	// TaskHashes are lm-eval's task_hashes: per task, a hash over its
 	// samples' document, prompt and target hashes.
 	TaskHashes map[string]string `json:"task_hashes"`
-	// ChatTemplateSHA and SystemInstructionSHA are "" when none was used.
+	// ChatTemplateSHA is lm-eval's chat_template_sha (SHA-256 of the chat
+	// template), "" when none was applied.
 	ChatTemplateSHA      string `json:"chat_template_sha"`
-	SystemInstructionSHA string `json:"system_instruction_sha"`
+	SystemInstructionSHA string `json:"system_instruction_sha"` // lm-eval's system_instruction_sha (SHA-256 of it); "" when none was given
 	// Model is what was evaluated: never compared (the candidate is meant
 	// to be another model), shown in the outputs.
 	Model Model `json:"model"`
@@ -44,9 +45,9 @@ type Identity struct {
 
 // Model names the checkpoint a side evaluated.
 type Model struct {
-	ID       string `json:"id"`       // hub id or local path
-	Revision string `json:"revision"` // the hub revision, resolved where known
-	Digest   string `json:"digest"`   // sha256 of a local checkpoint's files, where recorded
+	ID       string `json:"id"`       // hub id or local path: run.json's model id, else lm-eval's model_name
+	Revision string `json:"revision"` // run.json's resolved revision, else its revision, else lm-eval's model_revision; "" when none
+	Digest   string `json:"digest"`   // lm-eval's model_sha (the commit the Hub resolved the revision to); "" when not recorded
 }
 
 // TaskValues are the per-document values of one task.

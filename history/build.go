@@ -35,11 +35,13 @@ type Gater func(baseline, candidate *Checkpoint) (Verdict, error)
 
 // Verdict is a gate's verdict on one checkpoint.
 type Verdict struct {
+	// Verdict is the gate's "pass", "regression" or "refused", or
+	// "baseline" for the baseline checkpoint.
 	Verdict string `json:"verdict"`
-	// Failed are the task and metric keys ("gsm8k exact_match,strict-match")
-	// that regressed, Reasons why the gate refused or failed, in words.
+	// Failed are the keys (FailedKey: "gsm8k exact_match,strict-match") of
+	// the metrics that regressed, empty when none did.
 	Failed  []string `json:"failed"`
-	Reasons []string `json:"reasons"`
+	Reasons []string `json:"reasons"` // in words, one per regressed metric (Δ, interval and margin in the gate's unit), then why the gate refused
 	// Metrics are the gate's verdict per task, metric and filter
 	// (FailedKey): pass, regression, refused or not-gated; a metric the
 	// gate did not see is absent.
@@ -62,31 +64,31 @@ type Options struct {
 // History is the history of a model line: its checkpoints in order, the
 // trend of every task, metric and filter, and the gate's verdicts.
 type History struct {
-	// Order is how the checkpoints were ordered, and why.
-	Order       string        `json:"order"`
-	OrderReason string        `json:"order_reason"`
-	Baseline    string        `json:"baseline"`
-	Policy      string        `json:"policy"`
-	Checkpoints []*Checkpoint `json:"checkpoints"`
+	Order       string        `json:"order"`        // how the checkpoints were ordered: "step", "created" or "given"
+	OrderReason string        `json:"order_reason"` // why that order, in words ("asked for (--order)" when given)
+	Baseline    string        `json:"baseline"`     // the baseline checkpoint's name (Checkpoint.Name)
+	Policy      string        `json:"policy"`       // the gate's policy in words; "" without a gate
+	Checkpoints []*Checkpoint `json:"checkpoints"`  // the checkpoints, in Order
 	// Verdicts are the gate's, parallel to Checkpoints (the baseline's is
 	// "baseline"), empty without a gate.
 	Verdicts []Verdict `json:"verdicts"`
-	Trends   []*Trend  `json:"trends"`
+	Trends   []*Trend  `json:"trends"` // one per task, metric and filter any checkpoint has, sorted by task, metric, filter
 }
 
 // Trend is one task, metric and filter over the checkpoints.
 type Trend struct {
-	Task   string `json:"task"`
-	Metric string `json:"metric"`
-	Filter string `json:"filter"`
-	Higher bool   `json:"higher_is_better"`
+	Task   string `json:"task"`             // lm-eval's task name
+	Metric string `json:"metric"`           // lm-eval's metric name
+	Filter string `json:"filter"`           // lm-eval's filter name
+	Higher bool   `json:"higher_is_better"` // lm-eval's higher_is_better for the metric
 	// Group is the group whose joined documents hold this task's
 	// ("mmlu" for mmlu_anatomy), "" for a task no group joins.
 	Group string `json:"group"`
 	// Points are parallel to History.Checkpoints; a checkpoint without
 	// this score has Missing set.
 	Points []Point `json:"points"`
-	// Baseline is the baseline checkpoint's value (NaN when it lacks it).
+	// Baseline is the baseline checkpoint's Value (lm-eval's, a fraction
+	// for a [0, 1] metric), null when it lacks this score.
 	Baseline float64 `json:"baseline"`
 	// Flips are between each checkpoint and the previous one that has the
 	// score, for 0/1 metrics only.
@@ -95,24 +97,27 @@ type Trend struct {
 
 // Point is one checkpoint's score in a trend.
 type Point struct {
-	Checkpoint string  `json:"checkpoint"`
-	Value      float64 `json:"value"`
-	Low        float64 `json:"ci_low"`
-	High       float64 `json:"ci_high"`
-	N          int     `json:"n"`
-	Missing    bool    `json:"missing,omitempty"`
+	Checkpoint string  `json:"checkpoint"`        // the checkpoint's name (Checkpoint.Name)
+	Value      float64 `json:"value"`             // its Score.Value (lm-eval's, a fraction for a [0, 1] metric); null when Missing
+	Low        float64 `json:"ci_low"`            // its Score.Low; null when Missing or without an interval
+	High       float64 `json:"ci_high"`           // its Score.High; null when Missing or without an interval
+	N          int     `json:"n"`                 // how many documents the score is over; 0 when Missing
+	Missing    bool    `json:"missing,omitempty"` // true when the checkpoint lacks this score; omitted otherwise
 }
 
 // Flip counts the documents that changed between two consecutive
 // checkpoints, on the documents both scored.
 type Flip struct {
-	From         string `json:"from"`
-	To           string `json:"to"`
-	Common       int    `json:"common"`
-	RightToWrong int    `json:"right_to_wrong"`
-	WrongToRight int    `json:"wrong_to_right"`
-	// The first doc ids (at most 10) of each direction, in doc_id order.
+	From         string `json:"from"`           // the earlier checkpoint's name
+	To           string `json:"to"`             // the later checkpoint's name
+	Common       int    `json:"common"`         // how many documents both scored
+	RightToWrong int    `json:"right_to_wrong"` // how many of those went from 1 (right) to 0 (wrong)
+	WrongToRight int    `json:"wrong_to_right"` // how many of those went from 0 (wrong) to 1 (right)
+	// FirstRightToWrong are the first doc ids (at most 10) that went from
+	// right to wrong, in doc order ("12", or "member/12" in a group).
 	FirstRightToWrong []string `json:"first_right_to_wrong"`
+	// FirstWrongToRight are the first doc ids (at most 10) that went from
+	// wrong to right, in doc order ("12", or "member/12" in a group).
 	FirstWrongToRight []string `json:"first_wrong_to_right"`
 }
 

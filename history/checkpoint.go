@@ -43,15 +43,17 @@ type Checkpoint struct {
 // Score is one task, metric and filter of a checkpoint: lm-eval's score,
 // its confidence interval and the per-document values.
 type Score struct {
-	Task   string `json:"task"`
-	Metric string `json:"metric"`
-	Filter string `json:"filter"`
-	// Value is the mean of the per-document values (lm-eval's score).
+	Task   string `json:"task"`   // lm-eval's task name (a group's, for its joined documents)
+	Metric string `json:"metric"` // lm-eval's metric name
+	Filter string `json:"filter"` // lm-eval's filter name
+	// Value is the mean of the per-document values (lm-eval's score, a
+	// fraction for a [0, 1] metric).
 	Value float64 `json:"value"`
-	// Low and High bound the 95 % interval: Wilson's for a 0/1 metric,
-	// the normal one from lm-eval's stderr otherwise (NaN without one).
+	// Low is the lower bound of Value's 95 % interval: Wilson's for a 0/1
+	// metric, else the normal one from the values' standard error (null
+	// with fewer than two documents).
 	Low  float64 `json:"ci_low"`
-	High float64 `json:"ci_high"`
+	High float64 `json:"ci_high"` // the upper bound of that interval, null as Low is
 	// Higher is lm-eval's higher_is_better for the metric.
 	Higher bool `json:"higher_is_better"`
 	// Docs and Values are the per-document values, keyed as the gate keys

@@ -24,10 +24,9 @@ type Updated struct {
 	// Refs are the checkpoints the sources name, in the sources' order
 	// (a repository's tags in the registry's order).
 	Refs []string `json:"refs"`
-	// Read are the capsules read into the index; Skipped those whose
-	// manifest digest it held already (not opened again).
+	// Read is how many capsules were opened and read into the index.
 	Read    int `json:"read"`
-	Skipped int `json:"skipped"`
+	Skipped int `json:"skipped"` // how many the index held already by manifest digest (not read again)
 	// NotCapsules are the tags of a repository that are not capsules
 	// (another artifact, or one that does not open), each with why.
 	NotCapsules []NotCapsule `json:"not_capsules"`
@@ -38,8 +37,8 @@ type Updated struct {
 
 // NotCapsule is a tag Update left out, and why.
 type NotCapsule struct {
-	Ref    string `json:"ref"`
-	Reason string `json:"reason"`
+	Ref    string `json:"ref"`    // the tag's reference, host[:port]/repository:tag
+	Reason string `json:"reason"` // why it is not a capsule, in words
 }
 
 // Update brings the index up to date with the sources: a registry

@@ -164,6 +164,6 @@ func runHistory(ctx context.Context, opts historyOptions, sources []string, io s
 // from and what the update did.
 type historyJSON struct {
 	*history.History
-	Index   string           `json:"index"`
-	Updated *history.Updated `json:"updated"`
+	Index   string           `json:"index"`   // path of the index database (--index, or the user cache folder's default)
+	Updated *history.Updated `json:"updated"` // what bringing the index up to date with the sources did
 }

@@ -140,7 +140,7 @@ var jsonShapes = []jsonShape{
 func fieldDocs(t *testing.T) map[string]string {
 	docs := map[string]string{}
 	fset := token.NewFileSet()
-	for _, dir := range []string{"../../analysis", "../../capsule", "../../study", "../../harness", "."} {
+	for _, dir := range []string{"../../analysis", "../../capsule", "../../study", "../../harness", "../../history", "../../gate", "."} {
 		pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
 		if err != nil {
 			t.Fatal(err)

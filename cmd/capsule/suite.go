@@ -71,17 +71,17 @@ func runSuiteInit(opts suiteInitOptions, path string, io streams) error {
 
 // suiteCheckpoint is one checkpoint of a suite run.
 type suiteCheckpoint struct {
-	Name     string `json:"name"`
-	Model    string `json:"model"`
-	Revision string `json:"revision,omitempty"`
-	Digest   string `json:"digest,omitempty"`
-	Dir      string `json:"dir"`
-	Status   string `json:"status"`
-	Capsule  string `json:"capsule,omitempty"`
+	Name     string `json:"name"`               // the checkpoint's folder name under runs/ (study.CheckpointName)
+	Model    string `json:"model"`              // the --model as pinned: a hub id, or a local checkpoint's absolute path
+	Revision string `json:"revision,omitempty"` // the hub revision given as ID@REVISION; omitted when none was given
+	Digest   string `json:"digest,omitempty"`   // sha256 digest of a local checkpoint's files; omitted for a hub id
+	Dir      string `json:"dir"`                // the checkpoint's study folder, runs/<name>
+	Status   string `json:"status"`             // "failed" when Error is set, "packed" otherwise
+	Capsule  string `json:"capsule,omitempty"`  // path of the packed capsule (dir + ".capsule"); omitted when it was not packed
 	// CapsuleDigest is the packed capsule's manifest digest.
 	CapsuleDigest string  `json:"capsule_digest,omitempty"`
-	Seconds       float64 `json:"seconds"`
-	Error         string  `json:"error,omitempty"`
+	Seconds       float64 `json:"seconds"`         // wall-clock seconds of the checkpoint's runs and packing
+	Error         string  `json:"error,omitempty"` // why the checkpoint's runs or packing failed; omitted when they did not
 
 	st *study.Study
 }
