@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -213,15 +214,36 @@ func quantileSorted(x []float64, q float64) float64 {
 	return a + float64(d*t)
 }
 
-// percentileInterval sorts the replicates in place and returns the
-// percentile interval at level; NaN when there are none.
+// percentileInterval reorders the replicates in place and returns the
+// percentile interval at level; NaN when there are none. It is
+// quantileSorted of the sorted replicates, found by selecting the (at most
+// four) order statistics it interpolates between instead of sorting all.
 func percentileInterval(reps []float64, level float64) (lo, hi float64) {
 	if len(reps) == 0 || !(level > 0 && level < 1) {
 		return math.NaN(), math.NaN()
 	}
-	slices.Sort(reps)
 	qlo, qhi := percentileQ(level)
-	return quantileSorted(reps, qlo), quantileSorted(reps, qhi)
+	return quantileSelect(reps, qlo), quantileSelect(reps, qhi)
+}
+
+// quantileSelect is quantileSorted(sorted x, q), with x reordered in place
+// (x must hold no NaN): the order statistics at floor(h) and floor(h)+1 by
+// selection (selectKth).
+func quantileSelect(x []float64, q float64) float64 {
+	n := len(x)
+	h := float64(n-1) * q
+	switch {
+	case h >= float64(n-1):
+		return slices.Max(x)
+	case h < 0:
+		return slices.Min(x)
+	}
+	i := int(math.Floor(h))
+	// selectKth leaves everything after index i ≥ x[i]: the next order
+	// statistic is the least of them.
+	pair := [2]float64{selectKth(x, i), 0}
+	pair[1] = slices.Min(x[i+1:])
+	return quantileSorted(pair[:], h-float64(i))
 }
 
 // BinomialSample draws one value from Binomial(n, p) with r, exactly (no
@@ -344,6 +366,60 @@ func newRand(seed, stream uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, stream))
 }
 
+// pcg is math/rand/v2's PCG (128-bit LCG, DXSM output) with Rand.IntN's
+// reduction, inlined for the item-resampling loop: the very numbers
+// rand.New(rand.NewPCG(hi, lo)).IntN(n) gives (TestPCGMatchesRand), without
+// an interface call per draw.
+type pcg struct{ hi, lo uint64 }
+
+func (p *pcg) uint64() uint64 {
+	const (
+		mulHi    = 2549297995355413924
+		mulLo    = 4865540595714422341
+		incHi    = 6364136223846793005
+		incLo    = 1442695040888963407
+		cheapMul = 0xda942042e4dd58b5
+	)
+	hi, lo := bits.Mul64(p.lo, mulLo)
+	hi += p.hi*mulLo + p.lo*mulHi
+	lo, c := bits.Add64(lo, incLo, 0)
+	hi, _ = bits.Add64(hi, incHi, c)
+	p.lo, p.hi = lo, hi
+	hi ^= hi >> 32
+	hi *= cheapMul
+	hi ^= hi >> 48
+	hi *= lo | 1
+	return hi
+}
+
+// intN is Rand.IntN(n) for n > 0 on a 64-bit platform: a mask for a power
+// of two, else Lemire's multiply with rejection (the 32-bit platforms'
+// code path gives the same numbers by design of math/rand/v2).
+func (p *pcg) intN(n uint64) uint64 {
+	if n&(n-1) == 0 {
+		return p.uint64() & (n - 1)
+	}
+	hi, lo := bits.Mul64(p.uint64(), n)
+	if lo < n {
+		thresh := -n % n
+		for lo < thresh {
+			hi, lo = bits.Mul64(p.uint64(), n)
+		}
+	}
+	return hi
+}
+
+// resampleSum is the sum of len(xs) items of xs drawn with replacement,
+// in draw order.
+func (p *pcg) resampleSum(xs []float64) float64 {
+	n := uint64(len(xs))
+	sum := 0.0
+	for range n {
+		sum += xs[p.intN(n)]
+	}
+	return sum
+}
+
 // BootstrapProportion is the percentile bootstrap interval of a proportion
 // at the given level (0.95 for 95 %) from resamples resamples: each
 // resample draws its count of successes k ~ Binomial(n, successes/n)
@@ -441,28 +517,35 @@ func meanReplicatesContext(ctx context.Context, xs []float64, resamples int, see
 	chunks := (resamples + bootstrapChunkSize - 1) / bootstrapChunkSize
 	n := len(xs)
 	done := ctx.Done()
-	work := func(j int) {
-		r := newRand(seed, uint64(j)+1)
+	pl := planFor(n, resamples, seed)
+	forChunks(chunks, n*resamples, func(j int) {
 		end := min((j+1)*bootstrapChunkSize, resamples)
+		if pl != nil {
+			pl.means(xs, reps, j*bootstrapChunkSize, end, done)
+			return
+		}
+		r := pcg{hi: seed, lo: uint64(j) + 1}
 		for i := j * bootstrapChunkSize; i < end; i++ {
 			select {
 			case <-done:
 				return
 			default:
 			}
-			sum := 0.0
-			for range n {
-				sum += xs[r.IntN(n)]
-			}
-			reps[i] = sum / float64(n)
+			reps[i] = r.resampleSum(xs) / float64(n)
 		}
-	}
+	})
+	return reps, ctx.Err()
+}
+
+// forChunks runs work(j) for every chunk j, spread over the CPUs when the
+// draws, cost, are many.
+func forChunks(chunks, cost int, work func(j int)) {
 	workers := min(runtime.GOMAXPROCS(0), chunks)
-	if workers <= 1 || n*resamples < 1<<16 {
+	if workers <= 1 || cost < 1<<16 {
 		for j := range chunks {
 			work(j)
 		}
-		return reps, ctx.Err()
+		return
 	}
 	next := make(chan int, chunks)
 	for j := range chunks {
@@ -478,7 +561,6 @@ func meanReplicatesContext(ctx context.Context, xs []float64, resamples int, see
 		})
 	}
 	wg.Wait()
-	return reps, ctx.Err()
 }
 
 // mean and sampleSD are the plain two-pass formulas (numpy's mean and
@@ -841,6 +923,7 @@ func pairedBinaryReplicates(ctx context.Context, n, aOnly, bOnly, resamples int,
 	nf := float64(n)
 	first := newBinomial(n, float64(aOnly)/nf)
 	rest := n - aOnly // documents that are not "A only"
+	seconds := map[int]*binomial{}
 	reps := make([]float64, resamples)
 	for i := range reps {
 		if i%checkEvery == 0 && ctx.Err() != nil {
@@ -849,8 +932,14 @@ func pairedBinaryReplicates(ctx context.Context, n, aOnly, bOnly, resamples int,
 		x10 := first.draw(r)
 		x01 := 0
 		if bOnly > 0 {
-			// bOnly > 0 implies rest > 0; the ratio is ≤ 1.
-			second := newBinomial(n-x10, float64(bOnly)/float64(rest))
+			// bOnly > 0 implies rest > 0; the ratio is ≤ 1. The sampler
+			// of Binomial(n − x10, ·) is set up once per x10 seen.
+			second, ok := seconds[x10]
+			if !ok {
+				b := newBinomial(n-x10, float64(bOnly)/float64(rest))
+				second = &b
+				seconds[x10] = second
+			}
 			x01 = second.draw(r)
 		}
 		reps[i] = float64(x01-x10) / nf

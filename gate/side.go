@@ -3,8 +3,12 @@ package gate
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/harness"
@@ -56,6 +60,72 @@ type TaskValues struct {
 	// Higher says, per metric key, whether higher is better (lm-eval's
 	// higher_is_better; true where the results file does not say).
 	Higher map[string]bool `json:"higher_is_better"`
+
+	// order caches, per metric key, the documents in the gate's order:
+	// a baseline gated against many candidates sorts its ids once.
+	order sync.Map // key → *docOrder
+}
+
+// docOrder is one metric's documents in the gate's order (sortIDs), with
+// their values and the group members ("member" of "member/doc_id") they
+// name, sorted.
+type docOrder struct {
+	once    sync.Once
+	ids     []string
+	vals    []float64
+	members []string
+}
+
+func (o *docOrder) fill(docs map[string]float64) {
+	o.ids = make([]string, 0, len(docs))
+	for id := range docs {
+		o.ids = append(o.ids, id)
+	}
+	sortIDs(o.ids)
+	o.vals = make([]float64, len(o.ids))
+	for i, id := range o.ids {
+		o.vals[i] = docs[id]
+		if j := strings.LastIndexByte(id, '/'); j > 0 {
+			if m := id[:j]; len(o.members) == 0 || o.members[len(o.members)-1] != m {
+				o.members = append(o.members, m)
+			}
+		}
+	}
+	// sortIDs keeps a member's documents together, but a member whose
+	// ids are not numbers sorts by the whole id: sort and dedupe anyway.
+	slices.Sort(o.members)
+	o.members = slices.Compact(o.members)
+}
+
+// same reports whether docs still are the documents and values o was
+// filled from.
+func (o *docOrder) same(docs map[string]float64) bool {
+	if len(docs) != len(o.ids) {
+		return false
+	}
+	for i, id := range o.ids {
+		v, ok := docs[id]
+		if !ok || math.Float64bits(v) != math.Float64bits(o.vals[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// ordered is the documents of metric key in the gate's order, computed
+// once per TaskValues and key (and afresh when Metrics[key] has changed
+// since).
+func (tv *TaskValues) ordered(key string) *docOrder {
+	docs := tv.Metrics[key]
+	e, _ := tv.order.LoadOrStore(key, &docOrder{})
+	o := e.(*docOrder)
+	o.once.Do(func() { o.fill(docs) })
+	if o.same(docs) {
+		return o
+	}
+	f := &docOrder{}
+	f.fill(docs)
+	return f
 }
 
 // SideFromRun reads a run (a run folder or an lm-eval output, as
