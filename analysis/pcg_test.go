@@ -91,3 +91,14 @@ func TestResamplePlanReplaysDraws(t *testing.T) {
 		}
 	}
 }
+
+// The binomial draws' uniforms are math/rand/v2's Float64 of the same PCG.
+func TestUniformsMatchRand(t *testing.T) {
+	want := rand.New(rand.NewPCG(20260101, 0))
+	got := newUniforms(20260101, 0)
+	for i := range 10000 {
+		if w, g := want.Float64(), got.Float64(); w != g {
+			t.Fatalf("draw %d: %v, math/rand/v2 %v", i, g, w)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // This file holds the statistics put on every score and every comparison,
@@ -256,7 +257,28 @@ func quantileSelect(x []float64, q float64) float64 {
 // It is what lets the 0/1 bootstraps resample a count instead of n items.
 func BinomialSample(r *rand.Rand, n int, p float64) int {
 	s := newBinomial(n, p)
-	return s.draw(r)
+	return s.draw(&uniforms{rand: r})
+}
+
+// uniforms is where a binomial draw takes its uniforms from: r when set
+// (BinomialSample's caller's), else the inlined PCG, which gives the
+// numbers rand.New(rand.NewPCG(hi, lo)).Float64() gives without an
+// interface call per draw.
+type uniforms struct {
+	pcg  pcg
+	rand *rand.Rand
+}
+
+func newUniforms(seed, stream uint64) *uniforms {
+	return &uniforms{pcg: pcg{hi: seed, lo: stream}}
+}
+
+// Float64 is Rand.Float64: 53 random bits over 2⁵³.
+func (u *uniforms) Float64() float64 {
+	if u.rand != nil {
+		return u.rand.Float64()
+	}
+	return float64(u.pcg.uint64()<<11>>11) / (1 << 53)
 }
 
 // binomial is a Binomial(n, p) sampler with its setup done once.
@@ -268,6 +290,45 @@ type binomial struct {
 	logq float64 // inversion: log(1−p)
 	// BTRS constants, named as in Hörmann's paper.
 	a, b, c, vr, alpha, lpq, m, h float64
+	// logFact[j] is math.Lgamma(j + 1) for j ≤ n (nil for a large n):
+	// the exact acceptance test looks it up instead of computing it.
+	logFact []float64
+}
+
+// maxLogFactorials bounds the shared table of log-factorials (8 MiB).
+const maxLogFactorials = 1 << 20
+
+var logFactorials struct {
+	mu    sync.Mutex
+	table atomic.Pointer[[]float64]
+}
+
+// logFactorialsTo is a table of math.Lgamma(j + 1) for j ≤ n at least,
+// nil when n is too large for one: computed once, grown on demand.
+func logFactorialsTo(n int) []float64 {
+	if n >= maxLogFactorials {
+		return nil
+	}
+	if t := logFactorials.table.Load(); t != nil && len(*t) > n {
+		return *t
+	}
+	logFactorials.mu.Lock()
+	defer logFactorials.mu.Unlock()
+	var old []float64
+	if t := logFactorials.table.Load(); t != nil {
+		if len(*t) > n {
+			return *t
+		}
+		old = *t
+	}
+	size := min(max(n+1, 2*len(old), 1024), maxLogFactorials)
+	t := make([]float64, size)
+	copy(t, old)
+	for j := len(old); j < size; j++ {
+		t[j], _ = math.Lgamma(float64(j) + 1)
+	}
+	logFactorials.table.Store(&t)
+	return t
 }
 
 func newBinomial(n int, p float64) binomial {
@@ -293,13 +354,14 @@ func newBinomial(n int, p float64) binomial {
 	s.alpha = (2.83 + 5.1/s.b) * spq
 	s.lpq = math.Log(s.p / q)
 	s.m = math.Floor((nf + 1) * s.p)
+	s.logFact = logFactorialsTo(n)
 	lm, _ := math.Lgamma(s.m + 1)
 	lnm, _ := math.Lgamma(nf - s.m + 1)
 	s.h = lm + lnm
 	return s
 }
 
-func (s *binomial) draw(r *rand.Rand) int {
+func (s *binomial) draw(r *uniforms) int {
 	var k int
 	switch {
 	case s.n == 0 || s.p == 0:
@@ -318,7 +380,7 @@ func (s *binomial) draw(r *rand.Rand) int {
 // drawInversion counts successes as the number of geometric waiting times
 // (trials up to and including the next success) that fit in n trials;
 // about n·p + 1 uniforms per draw.
-func (s *binomial) drawInversion(r *rand.Rand) int {
+func (s *binomial) drawInversion(r *uniforms) int {
 	k, trials := 0, 0.0
 	for {
 		u := r.Float64()
@@ -336,7 +398,7 @@ func (s *binomial) drawInversion(r *rand.Rand) int {
 // drawBTRS is Hörmann's algorithm BTRS, steps 2 to 6, with the exact
 // acceptance test through log-gamma (about 1.15 uniform pairs per draw at
 // large n·p).
-func (s *binomial) drawBTRS(r *rand.Rand) int {
+func (s *binomial) drawBTRS(r *uniforms) int {
 	nf := float64(s.n)
 	for {
 		u := r.Float64() - 0.5
@@ -350,8 +412,13 @@ func (s *binomial) drawBTRS(r *rand.Rand) int {
 			continue
 		}
 		v = math.Log(v * s.alpha / (s.a/(us*us) + s.b))
-		lk, _ := math.Lgamma(k + 1)
-		lnk, _ := math.Lgamma(nf - k + 1)
+		var lk, lnk float64
+		if s.logFact != nil {
+			lk, lnk = s.logFact[int(k)], s.logFact[s.n-int(k)]
+		} else {
+			lk, _ = math.Lgamma(k + 1)
+			lnk, _ = math.Lgamma(nf - k + 1)
+		}
 		if v <= s.h-lk-lnk+(k-s.m)*s.lpq {
 			return int(k)
 		}
@@ -361,7 +428,8 @@ func (s *binomial) drawBTRS(r *rand.Rand) int {
 // newRand is the generator behind every seed argument of this file: PCG
 // from math/rand/v2, whose output for a given seed is fixed by the Go 1
 // compatibility promise, so intervals are reproducible across Go releases.
-// stream separates independent streams of one seed.
+// stream separates independent streams of one seed. The bootstraps' hot
+// loops draw from pcg and uniforms, inlined copies giving the same numbers.
 func newRand(seed, stream uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, stream))
 }
@@ -460,7 +528,7 @@ func proportionReplicates(successes, n, resamples int, seed uint64) []float64 {
 }
 
 func proportionReplicatesContext(ctx context.Context, successes, n, resamples int, seed uint64) ([]float64, error) {
-	r := newRand(seed, 0)
+	r := newUniforms(seed, 0)
 	s := newBinomial(n, float64(successes)/float64(n))
 	reps := make([]float64, resamples)
 	for i := range reps {
@@ -919,11 +987,11 @@ func square(x float64) float64 { return x * x }
 // cells of a Multinomial(n; aOnly/n, bOnly/n, rest) drawn as a binomial and
 // a conditional binomial.
 func pairedBinaryReplicates(ctx context.Context, n, aOnly, bOnly, resamples int, seed uint64) ([]float64, error) {
-	r := newRand(seed, 0)
+	r := newUniforms(seed, 0)
 	nf := float64(n)
 	first := newBinomial(n, float64(aOnly)/nf)
 	rest := n - aOnly // documents that are not "A only"
-	seconds := map[int]*binomial{}
+	seconds := newConditionals(n, aOnly, float64(bOnly)/float64(rest))
 	reps := make([]float64, resamples)
 	for i := range reps {
 		if i%checkEvery == 0 && ctx.Err() != nil {
@@ -934,17 +1002,49 @@ func pairedBinaryReplicates(ctx context.Context, n, aOnly, bOnly, resamples int,
 		if bOnly > 0 {
 			// bOnly > 0 implies rest > 0; the ratio is ≤ 1. The sampler
 			// of Binomial(n − x10, ·) is set up once per x10 seen.
-			second, ok := seconds[x10]
-			if !ok {
-				b := newBinomial(n-x10, float64(bOnly)/float64(rest))
-				second = &b
-				seconds[x10] = second
-			}
-			x01 = second.draw(r)
+			x01 = seconds.of(x10).draw(r)
 		}
 		reps[i] = float64(x01-x10) / nf
 	}
 	return reps, nil
+}
+
+// conditionals are the samplers of Binomial(n − x, p) by x, each set up
+// the first time x is drawn: in a slice over x's likely range (the mean of
+// Binomial(n, mean/n) ± 8 standard deviations), in a map beyond it.
+type conditionals struct {
+	n       int
+	p       float64
+	lo      int
+	near    []*binomial
+	farther map[int]*binomial
+}
+
+func newConditionals(n, mean int, p float64) *conditionals {
+	sd := math.Sqrt(float64(mean) * (1 - float64(mean)/float64(n)))
+	w := int(8*sd) + 2
+	lo, hi := max(0, mean-w), min(n, mean+w)
+	return &conditionals{n: n, p: p, lo: lo, near: make([]*binomial, hi-lo+1)}
+}
+
+func (c *conditionals) of(x int) *binomial {
+	if i := x - c.lo; i >= 0 && i < len(c.near) {
+		if c.near[i] == nil {
+			b := newBinomial(c.n-x, c.p)
+			c.near[i] = &b
+		}
+		return c.near[i]
+	}
+	b, ok := c.farther[x]
+	if !ok {
+		if c.farther == nil {
+			c.farther = map[int]*binomial{}
+		}
+		nb := newBinomial(c.n-x, c.p)
+		b = &nb
+		c.farther[x] = b
+	}
+	return b
 }
 
 // pearson is the Pearson correlation of x and y (same length), NaN when

@@ -111,6 +111,10 @@ type gated struct {
 // Evaluate gates candidate against baseline under policy p (nil: the
 // default policy). It fails only when a side is nil or the statistics
 // fail; every reason not to gate is a Refused verdict in the Result.
+// It caches each metric's documents, sorted, in the sides' TaskValues, so
+// that a baseline gated against many candidates (concurrently too) is
+// sorted once: a Side must not be changed once gated (a metric's map may
+// be replaced by another, which is then sorted afresh).
 func Evaluate(baseline, candidate *Side, p *Policy) (*Result, error) {
 	if baseline == nil || candidate == nil {
 		return nil, fmt.Errorf("%w: a side is missing", ErrSide)

@@ -3,7 +3,7 @@ package gate
 import (
 	"context"
 	"fmt"
-	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -74,9 +74,11 @@ type docOrder struct {
 	ids     []string
 	vals    []float64
 	members []string
+	from    map[string]float64 // the map filled from
 }
 
 func (o *docOrder) fill(docs map[string]float64) {
+	o.from = docs
 	o.ids = make([]string, 0, len(docs))
 	for id := range docs {
 		o.ids = append(o.ids, id)
@@ -97,19 +99,11 @@ func (o *docOrder) fill(docs map[string]float64) {
 	o.members = slices.Compact(o.members)
 }
 
-// same reports whether docs still are the documents and values o was
-// filled from.
+// same reports whether docs is still the map o was filled from, and as
+// long: a Side is not to change once gated (see Evaluate); a map replaced
+// or grown or shrunk since is ordered afresh.
 func (o *docOrder) same(docs map[string]float64) bool {
-	if len(docs) != len(o.ids) {
-		return false
-	}
-	for i, id := range o.ids {
-		v, ok := docs[id]
-		if !ok || math.Float64bits(v) != math.Float64bits(o.vals[i]) {
-			return false
-		}
-	}
-	return true
+	return len(docs) == len(o.ids) && reflect.ValueOf(docs).UnsafePointer() == reflect.ValueOf(o.from).UnsafePointer()
 }
 
 // ordered is the documents of metric key in the gate's order, computed
