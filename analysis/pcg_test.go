@@ -3,6 +3,7 @@ package analysis
 import (
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -99,6 +100,44 @@ func TestUniformsMatchRand(t *testing.T) {
 	for i := range 10000 {
 		if w, g := want.Float64(), got.Float64(); w != g {
 			t.Fatalf("draw %d: %v, math/rand/v2 %v", i, g, w)
+		}
+	}
+}
+
+// Pairs bootstrapped at once share one plan and get what each gets alone.
+func TestResamplePlanConcurrent(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const n, pairs, resamples = 300, 8, 2000
+	a := make([]float64, n)
+	for i := range a {
+		a[i] = r.Float64()
+	}
+	bs := make([][]float64, pairs)
+	for j := range bs {
+		bs[j] = make([]float64, n)
+		for i := range bs[j] {
+			bs[j][i] = min(1, max(0, a[i]+0.1*r.NormFloat64()))
+		}
+	}
+	want := make([]Paired, pairs)
+	for j, b := range bs {
+		p, err := PairedStats(a, b, resamples, 0.95, 99)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[j] = p
+	}
+	got := make([]Paired, pairs)
+	var wg sync.WaitGroup
+	for j, b := range bs {
+		wg.Go(func() {
+			got[j], _ = PairedStats(a, b, resamples, 0.95, 99)
+		})
+	}
+	wg.Wait()
+	for j := range bs {
+		if got[j].CILow != want[j].CILow || got[j].CIHigh != want[j].CIHigh {
+			t.Errorf("pair %d: [%v, %v] at once, [%v, %v] alone", j, got[j].CILow, got[j].CIHigh, want[j].CILow, want[j].CIHigh)
 		}
 	}
 }
