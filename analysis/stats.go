@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // This file holds the statistics put on every score and every comparison,
@@ -213,15 +215,36 @@ func quantileSorted(x []float64, q float64) float64 {
 	return a + float64(d*t)
 }
 
-// percentileInterval sorts the replicates in place and returns the
-// percentile interval at level; NaN when there are none.
+// percentileInterval reorders the replicates in place and returns the
+// percentile interval at level; NaN when there are none. It is
+// quantileSorted of the sorted replicates, found by selecting the (at most
+// four) order statistics it interpolates between instead of sorting all.
 func percentileInterval(reps []float64, level float64) (lo, hi float64) {
 	if len(reps) == 0 || !(level > 0 && level < 1) {
 		return math.NaN(), math.NaN()
 	}
-	slices.Sort(reps)
 	qlo, qhi := percentileQ(level)
-	return quantileSorted(reps, qlo), quantileSorted(reps, qhi)
+	return quantileSelect(reps, qlo), quantileSelect(reps, qhi)
+}
+
+// quantileSelect is quantileSorted(sorted x, q), with x reordered in place
+// (x must hold no NaN): the order statistics at floor(h) and floor(h)+1 by
+// selection (selectKth).
+func quantileSelect(x []float64, q float64) float64 {
+	n := len(x)
+	h := float64(n-1) * q
+	switch {
+	case h >= float64(n-1):
+		return slices.Max(x)
+	case h < 0:
+		return slices.Min(x)
+	}
+	i := int(math.Floor(h))
+	// selectKth leaves everything after index i ≥ x[i]: the next order
+	// statistic is the least of them.
+	pair := [2]float64{selectKth(x, i), 0}
+	pair[1] = slices.Min(x[i+1:])
+	return quantileSorted(pair[:], h-float64(i))
 }
 
 // BinomialSample draws one value from Binomial(n, p) with r, exactly (no
@@ -234,7 +257,28 @@ func percentileInterval(reps []float64, level float64) (lo, hi float64) {
 // It is what lets the 0/1 bootstraps resample a count instead of n items.
 func BinomialSample(r *rand.Rand, n int, p float64) int {
 	s := newBinomial(n, p)
-	return s.draw(r)
+	return s.draw(&uniforms{rand: r})
+}
+
+// uniforms is where a binomial draw takes its uniforms from: r when set
+// (BinomialSample's caller's), else the inlined PCG, which gives the
+// numbers rand.New(rand.NewPCG(hi, lo)).Float64() gives without an
+// interface call per draw.
+type uniforms struct {
+	pcg  pcg
+	rand *rand.Rand
+}
+
+func newUniforms(seed, stream uint64) *uniforms {
+	return &uniforms{pcg: pcg{hi: seed, lo: stream}}
+}
+
+// Float64 is Rand.Float64: 53 random bits over 2⁵³.
+func (u *uniforms) Float64() float64 {
+	if u.rand != nil {
+		return u.rand.Float64()
+	}
+	return float64(u.pcg.uint64()<<11>>11) / (1 << 53)
 }
 
 // binomial is a Binomial(n, p) sampler with its setup done once.
@@ -246,6 +290,45 @@ type binomial struct {
 	logq float64 // inversion: log(1−p)
 	// BTRS constants, named as in Hörmann's paper.
 	a, b, c, vr, alpha, lpq, m, h float64
+	// logFact[j] is math.Lgamma(j + 1) for j ≤ n (nil for a large n):
+	// the exact acceptance test looks it up instead of computing it.
+	logFact []float64
+}
+
+// maxLogFactorials bounds the shared table of log-factorials (8 MiB).
+const maxLogFactorials = 1 << 20
+
+var logFactorials struct {
+	mu    sync.Mutex
+	table atomic.Pointer[[]float64]
+}
+
+// logFactorialsTo is a table of math.Lgamma(j + 1) for j ≤ n at least,
+// nil when n is too large for one: computed once, grown on demand.
+func logFactorialsTo(n int) []float64 {
+	if n >= maxLogFactorials {
+		return nil
+	}
+	if t := logFactorials.table.Load(); t != nil && len(*t) > n {
+		return *t
+	}
+	logFactorials.mu.Lock()
+	defer logFactorials.mu.Unlock()
+	var old []float64
+	if t := logFactorials.table.Load(); t != nil {
+		if len(*t) > n {
+			return *t
+		}
+		old = *t
+	}
+	size := min(max(n+1, 2*len(old), 1024), maxLogFactorials)
+	t := make([]float64, size)
+	copy(t, old)
+	for j := len(old); j < size; j++ {
+		t[j], _ = math.Lgamma(float64(j) + 1)
+	}
+	logFactorials.table.Store(&t)
+	return t
 }
 
 func newBinomial(n int, p float64) binomial {
@@ -271,13 +354,14 @@ func newBinomial(n int, p float64) binomial {
 	s.alpha = (2.83 + 5.1/s.b) * spq
 	s.lpq = math.Log(s.p / q)
 	s.m = math.Floor((nf + 1) * s.p)
+	s.logFact = logFactorialsTo(n)
 	lm, _ := math.Lgamma(s.m + 1)
 	lnm, _ := math.Lgamma(nf - s.m + 1)
 	s.h = lm + lnm
 	return s
 }
 
-func (s *binomial) draw(r *rand.Rand) int {
+func (s *binomial) draw(r *uniforms) int {
 	var k int
 	switch {
 	case s.n == 0 || s.p == 0:
@@ -296,7 +380,7 @@ func (s *binomial) draw(r *rand.Rand) int {
 // drawInversion counts successes as the number of geometric waiting times
 // (trials up to and including the next success) that fit in n trials;
 // about n·p + 1 uniforms per draw.
-func (s *binomial) drawInversion(r *rand.Rand) int {
+func (s *binomial) drawInversion(r *uniforms) int {
 	k, trials := 0, 0.0
 	for {
 		u := r.Float64()
@@ -314,7 +398,7 @@ func (s *binomial) drawInversion(r *rand.Rand) int {
 // drawBTRS is Hörmann's algorithm BTRS, steps 2 to 6, with the exact
 // acceptance test through log-gamma (about 1.15 uniform pairs per draw at
 // large n·p).
-func (s *binomial) drawBTRS(r *rand.Rand) int {
+func (s *binomial) drawBTRS(r *uniforms) int {
 	nf := float64(s.n)
 	for {
 		u := r.Float64() - 0.5
@@ -328,8 +412,13 @@ func (s *binomial) drawBTRS(r *rand.Rand) int {
 			continue
 		}
 		v = math.Log(v * s.alpha / (s.a/(us*us) + s.b))
-		lk, _ := math.Lgamma(k + 1)
-		lnk, _ := math.Lgamma(nf - k + 1)
+		var lk, lnk float64
+		if s.logFact != nil {
+			lk, lnk = s.logFact[int(k)], s.logFact[s.n-int(k)]
+		} else {
+			lk, _ = math.Lgamma(k + 1)
+			lnk, _ = math.Lgamma(nf - k + 1)
+		}
 		if v <= s.h-lk-lnk+(k-s.m)*s.lpq {
 			return int(k)
 		}
@@ -339,9 +428,64 @@ func (s *binomial) drawBTRS(r *rand.Rand) int {
 // newRand is the generator behind every seed argument of this file: PCG
 // from math/rand/v2, whose output for a given seed is fixed by the Go 1
 // compatibility promise, so intervals are reproducible across Go releases.
-// stream separates independent streams of one seed.
+// stream separates independent streams of one seed. The bootstraps' hot
+// loops draw from pcg and uniforms, inlined copies giving the same numbers.
 func newRand(seed, stream uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, stream))
+}
+
+// pcg is math/rand/v2's PCG (128-bit LCG, DXSM output) with Rand.IntN's
+// reduction, inlined for the item-resampling loop: the very numbers
+// rand.New(rand.NewPCG(hi, lo)).IntN(n) gives (TestPCGMatchesRand), without
+// an interface call per draw.
+type pcg struct{ hi, lo uint64 }
+
+func (p *pcg) uint64() uint64 {
+	const (
+		mulHi    = 2549297995355413924
+		mulLo    = 4865540595714422341
+		incHi    = 6364136223846793005
+		incLo    = 1442695040888963407
+		cheapMul = 0xda942042e4dd58b5
+	)
+	hi, lo := bits.Mul64(p.lo, mulLo)
+	hi += p.hi*mulLo + p.lo*mulHi
+	lo, c := bits.Add64(lo, incLo, 0)
+	hi, _ = bits.Add64(hi, incHi, c)
+	p.lo, p.hi = lo, hi
+	hi ^= hi >> 32
+	hi *= cheapMul
+	hi ^= hi >> 48
+	hi *= lo | 1
+	return hi
+}
+
+// intN is Rand.IntN(n) for n > 0 on a 64-bit platform: a mask for a power
+// of two, else Lemire's multiply with rejection (the 32-bit platforms'
+// code path gives the same numbers by design of math/rand/v2).
+func (p *pcg) intN(n uint64) uint64 {
+	if n&(n-1) == 0 {
+		return p.uint64() & (n - 1)
+	}
+	hi, lo := bits.Mul64(p.uint64(), n)
+	if lo < n {
+		thresh := -n % n
+		for lo < thresh {
+			hi, lo = bits.Mul64(p.uint64(), n)
+		}
+	}
+	return hi
+}
+
+// resampleSum is the sum of len(xs) items of xs drawn with replacement,
+// in draw order.
+func (p *pcg) resampleSum(xs []float64) float64 {
+	n := uint64(len(xs))
+	sum := 0.0
+	for range n {
+		sum += xs[p.intN(n)]
+	}
+	return sum
 }
 
 // BootstrapProportion is the percentile bootstrap interval of a proportion
@@ -384,7 +528,7 @@ func proportionReplicates(successes, n, resamples int, seed uint64) []float64 {
 }
 
 func proportionReplicatesContext(ctx context.Context, successes, n, resamples int, seed uint64) ([]float64, error) {
-	r := newRand(seed, 0)
+	r := newUniforms(seed, 0)
 	s := newBinomial(n, float64(successes)/float64(n))
 	reps := make([]float64, resamples)
 	for i := range reps {
@@ -441,28 +585,35 @@ func meanReplicatesContext(ctx context.Context, xs []float64, resamples int, see
 	chunks := (resamples + bootstrapChunkSize - 1) / bootstrapChunkSize
 	n := len(xs)
 	done := ctx.Done()
-	work := func(j int) {
-		r := newRand(seed, uint64(j)+1)
+	pl := planFor(n, resamples, seed)
+	forChunks(chunks, n*resamples, func(j int) {
 		end := min((j+1)*bootstrapChunkSize, resamples)
+		if pl != nil {
+			pl.means(xs, reps, j*bootstrapChunkSize, end, done)
+			return
+		}
+		r := pcg{hi: seed, lo: uint64(j) + 1}
 		for i := j * bootstrapChunkSize; i < end; i++ {
 			select {
 			case <-done:
 				return
 			default:
 			}
-			sum := 0.0
-			for range n {
-				sum += xs[r.IntN(n)]
-			}
-			reps[i] = sum / float64(n)
+			reps[i] = r.resampleSum(xs) / float64(n)
 		}
-	}
+	})
+	return reps, ctx.Err()
+}
+
+// forChunks runs work(j) for every chunk j, spread over the CPUs when the
+// draws, cost, are many.
+func forChunks(chunks, cost int, work func(j int)) {
 	workers := min(runtime.GOMAXPROCS(0), chunks)
-	if workers <= 1 || n*resamples < 1<<16 {
+	if workers <= 1 || cost < 1<<16 {
 		for j := range chunks {
 			work(j)
 		}
-		return reps, ctx.Err()
+		return
 	}
 	next := make(chan int, chunks)
 	for j := range chunks {
@@ -478,7 +629,6 @@ func meanReplicatesContext(ctx context.Context, xs []float64, resamples int, see
 		})
 	}
 	wg.Wait()
-	return reps, ctx.Err()
 }
 
 // mean and sampleSD are the plain two-pass formulas (numpy's mean and
@@ -837,10 +987,11 @@ func square(x float64) float64 { return x * x }
 // cells of a Multinomial(n; aOnly/n, bOnly/n, rest) drawn as a binomial and
 // a conditional binomial.
 func pairedBinaryReplicates(ctx context.Context, n, aOnly, bOnly, resamples int, seed uint64) ([]float64, error) {
-	r := newRand(seed, 0)
+	r := newUniforms(seed, 0)
 	nf := float64(n)
 	first := newBinomial(n, float64(aOnly)/nf)
 	rest := n - aOnly // documents that are not "A only"
+	seconds := newConditionals(n, aOnly, float64(bOnly)/float64(rest))
 	reps := make([]float64, resamples)
 	for i := range reps {
 		if i%checkEvery == 0 && ctx.Err() != nil {
@@ -849,13 +1000,51 @@ func pairedBinaryReplicates(ctx context.Context, n, aOnly, bOnly, resamples int,
 		x10 := first.draw(r)
 		x01 := 0
 		if bOnly > 0 {
-			// bOnly > 0 implies rest > 0; the ratio is ≤ 1.
-			second := newBinomial(n-x10, float64(bOnly)/float64(rest))
-			x01 = second.draw(r)
+			// bOnly > 0 implies rest > 0; the ratio is ≤ 1. The sampler
+			// of Binomial(n − x10, ·) is set up once per x10 seen.
+			x01 = seconds.of(x10).draw(r)
 		}
 		reps[i] = float64(x01-x10) / nf
 	}
 	return reps, nil
+}
+
+// conditionals are the samplers of Binomial(n − x, p) by x, each set up
+// the first time x is drawn: in a slice over x's likely range (the mean of
+// Binomial(n, mean/n) ± 8 standard deviations), in a map beyond it.
+type conditionals struct {
+	n       int
+	p       float64
+	lo      int
+	near    []*binomial
+	farther map[int]*binomial
+}
+
+func newConditionals(n, mean int, p float64) *conditionals {
+	sd := math.Sqrt(float64(mean) * (1 - float64(mean)/float64(n)))
+	w := int(8*sd) + 2
+	lo, hi := max(0, mean-w), min(n, mean+w)
+	return &conditionals{n: n, p: p, lo: lo, near: make([]*binomial, hi-lo+1)}
+}
+
+func (c *conditionals) of(x int) *binomial {
+	if i := x - c.lo; i >= 0 && i < len(c.near) {
+		if c.near[i] == nil {
+			b := newBinomial(c.n-x, c.p)
+			c.near[i] = &b
+		}
+		return c.near[i]
+	}
+	b, ok := c.farther[x]
+	if !ok {
+		if c.farther == nil {
+			c.farther = map[int]*binomial{}
+		}
+		nb := newBinomial(c.n-x, c.p)
+		b = &nb
+		c.farther[x] = b
+	}
+	return b
 }
 
 // pearson is the Pearson correlation of x and y (same length), NaN when

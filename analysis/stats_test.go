@@ -287,7 +287,7 @@ func TestStatsBinomialSampler(t *testing.T) {
 		counts := make(map[int]int)
 		sum, sumSq := 0.0, 0.0
 		for range draws {
-			k := s.draw(r)
+			k := s.draw(&uniforms{rand: r})
 			if k < 0 || k > c.n {
 				t.Fatalf("Binomial(%d, %v) drew %d", c.n, c.p, k)
 			}

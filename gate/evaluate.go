@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -110,6 +111,10 @@ type gated struct {
 // Evaluate gates candidate against baseline under policy p (nil: the
 // default policy). It fails only when a side is nil or the statistics
 // fail; every reason not to gate is a Refused verdict in the Result.
+// It caches each metric's documents, sorted, in the sides' TaskValues, so
+// that a baseline gated against many candidates (concurrently too) is
+// sorted once: a Side must not be changed once gated (a metric's map may
+// be replaced by another, which is then sorted afresh).
 func Evaluate(baseline, candidate *Side, p *Policy) (*Result, error) {
 	if baseline == nil || candidate == nil {
 		return nil, fmt.Errorf("%w: a side is missing", ErrSide)
@@ -182,12 +187,12 @@ func Evaluate(baseline, candidate *Side, p *Policy) (*Result, error) {
 				m.Verdict, m.Reason = Refused, fmt.Sprintf("%s of %s is not in the candidate", key, task)
 			case len(global) > 0:
 				m.Verdict, m.Reason = Refused, "the sides' settings differ: "+strings.Join(global, "; ")
-			case differs(baseline, candidate, task, key, bt.Metrics[key]) != "":
-				m.Verdict, m.Reason = Refused, differs(baseline, candidate, task, key, bt.Metrics[key])
+			case differs(baseline, candidate, task, key, bt.ordered(key).members) != "":
+				m.Verdict, m.Reason = Refused, differs(baseline, candidate, task, key, bt.ordered(key).members)
 			case taskChanged[task] != "":
 				m.Verdict, m.Reason = Refused, taskChanged[task]
-			case memberChanged(bt.Metrics[key], taskChanged) != "":
-				m.Verdict, m.Reason = Refused, "a member of the group: "+memberChanged(bt.Metrics[key], taskChanged)
+			case memberChanged(bt.ordered(key).members, taskChanged) != "":
+				m.Verdict, m.Reason = Refused, "a member of the group: "+memberChanged(bt.ordered(key).members, taskChanged)
 			}
 			if m.Verdict != "" {
 				r.Metrics = append(r.Metrics, m)
@@ -196,7 +201,7 @@ func Evaluate(baseline, candidate *Side, p *Policy) (*Result, error) {
 				}
 				continue
 			}
-			g, why := pair(&m, bt.Metrics[key], cv, p)
+			g, why := pair(&m, bt, key, cv, p)
 			if why != "" {
 				m.Verdict, m.Reason = Refused, why
 				r.Refusals = append(r.Refusals, fmt.Sprintf("%s %s: %s", task, key, why))
@@ -242,15 +247,15 @@ func Evaluate(baseline, candidate *Side, p *Policy) (*Result, error) {
 // differs says why a side's values of a metric cannot be trusted: they
 // do not re-score to what lm-eval reported, or the run's record does not
 // match its output. "" when both sides' can.
-// A group's (docs keyed "member/doc_id") is judged by its members'.
-func differs(b, c *Side, task, key string, docs map[string]float64) string {
+// A group's (docs keyed "member/doc_id") is judged by its members', named
+// sorted in members.
+func differs(b, c *Side, task, key string, members []string) string {
+	if len(b.Differs) == 0 && len(c.Differs) == 0 {
+		return ""
+	}
 	keys := []string{task + " " + key, "record"}
-	members := map[string]bool{}
-	for id := range docs {
-		if i := strings.LastIndexByte(id, '/'); i > 0 && !members[id[:i]] {
-			members[id[:i]] = true
-			keys = append(keys, id[:i]+" "+key)
-		}
+	for _, m := range members {
+		keys = append(keys, m+" "+key)
 	}
 	sort.Strings(keys[2:])
 	for _, s := range []*Side{b, c} {
@@ -267,18 +272,15 @@ func differs(b, c *Side, task, key string, docs map[string]float64) string {
 }
 
 // memberChanged is the refusal of a group's member whose hash changed:
-// a group's documents are keyed "member/doc_id".
-func memberChanged(docs map[string]float64, changed map[string]string) string {
+// a group's documents are keyed "member/doc_id"; members are sorted, the
+// first changed one is named.
+func memberChanged(members []string, changed map[string]string) string {
 	if len(changed) == 0 {
 		return ""
 	}
-	seen := map[string]bool{}
-	for id := range docs {
-		if i := strings.LastIndexByte(id, '/'); i > 0 && !seen[id[:i]] {
-			seen[id[:i]] = true
-			if why := changed[id[:i]]; why != "" {
-				return why
-			}
+	for _, m := range members {
+		if why := changed[m]; why != "" {
+			return why
 		}
 	}
 	return ""
@@ -311,46 +313,50 @@ func higher(tv *TaskValues, key string) bool {
 }
 
 // pair lines up the documents of a metric; it returns why not, or "".
-func pair(m *MetricResult, bv, cv map[string]float64, p *Policy) (gated, string) {
-	ids := make([]string, 0, len(bv))
+// The common documents come in the baseline's cached order (sortIDs), so
+// that a baseline gated against many candidates is sorted once.
+func pair(m *MetricResult, bt *TaskValues, key string, cv map[string]float64, p *Policy) (gated, string) {
+	bo := bt.ordered(key)
+	a, b := make([]float64, 0, len(bo.ids)), make([]float64, 0, len(bo.ids))
 	var onlyB, onlyC []string
-	for id := range bv {
-		if _, ok := cv[id]; ok {
-			ids = append(ids, id)
-		} else {
-			onlyB = append(onlyB, id)
+	for i, id := range bo.ids {
+		y, ok := cv[id]
+		if !ok {
+			onlyB = append(onlyB, id) // in order: bo.ids is
+			continue
 		}
+		a, b = append(a, bo.vals[i]), append(b, y)
 	}
-	for id := range cv {
-		if _, ok := bv[id]; !ok {
-			onlyC = append(onlyC, id)
+	if len(cv) > len(a) {
+		bv := bt.Metrics[key]
+		for id := range cv {
+			if _, ok := bv[id]; !ok {
+				onlyC = append(onlyC, id)
+			}
 		}
+		sortIDs(onlyC)
 	}
-	sortIDs(ids)
-	sortIDs(onlyB)
-	sortIDs(onlyC)
-	m.N, m.OnlyBaseline, m.OnlyCandidate = len(ids), len(onlyB), len(onlyC)
+	n := len(a)
+	m.N, m.OnlyBaseline, m.OnlyCandidate = n, len(onlyB), len(onlyC)
 	for _, id := range onlyB[:min(3, len(onlyB))] {
 		m.Missing = append(m.Missing, "baseline only: doc "+id)
 	}
 	for _, id := range onlyC[:min(3, len(onlyC))] {
 		m.Missing = append(m.Missing, "candidate only: doc "+id)
 	}
-	if len(ids) == 0 {
+	if n == 0 {
 		return gated{}, "no document in common"
 	}
 	if (len(onlyB) > 0 || len(onlyC) > 0) && !p.Allowed(ChangeDocuments) {
 		return gated{}, fmt.Sprintf("the sides scored different documents (%d only in the baseline, %d only in the candidate: %s); allow_changed: [documents] compares the %d common ones",
-			len(onlyB), len(onlyC), strings.Join(m.Missing, ", "), len(ids))
+			len(onlyB), len(onlyC), strings.Join(m.Missing, ", "), n)
 	}
 	g := gated{sign: 1}
 	if !m.HigherIsBetter {
 		g.sign = -1
 	}
-	a, b := make([]float64, len(ids)), make([]float64, len(ids))
-	all := make([]float64, 0, 2*len(ids))
-	for i, id := range ids {
-		a[i], b[i] = bv[id], cv[id]
+	all := make([]float64, 0, 2*n)
+	for i := range a {
 		all = append(all, a[i], b[i])
 	}
 	g.scale = analysis.ScaleOf(m.Metric, all...)
@@ -370,19 +376,30 @@ func pair(m *MetricResult, bv, cv map[string]float64, p *Policy) (gated, string)
 }
 
 // sortIDs sorts doc ids numerically where they are numbers ("member/12"
-// by member, then number).
+// by member, then number). Each id is split once.
 func sortIDs(ids []string) {
-	sort.Slice(ids, func(i, j int) bool {
-		pi, ni := splitID(ids[i])
-		pj, nj := splitID(ids[j])
-		if pi != pj {
-			return pi < pj
+	type split struct {
+		prefix string
+		n      int
+		id     string
+	}
+	ks := make([]split, len(ids))
+	for i, id := range ids {
+		p, n := splitID(id)
+		ks[i] = split{p, n, id}
+	}
+	slices.SortFunc(ks, func(x, y split) int {
+		if c := strings.Compare(x.prefix, y.prefix); c != 0 {
+			return c
 		}
-		if ni != nj {
-			return ni < nj
+		if x.n != y.n {
+			return cmp.Compare(x.n, y.n)
 		}
-		return ids[i] < ids[j]
+		return strings.Compare(x.id, y.id)
 	})
+	for i := range ks {
+		ids[i] = ks[i].id
+	}
 }
 
 func splitID(id string) (string, int) {

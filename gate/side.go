@@ -3,8 +3,12 @@ package gate
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/evalcapsule/evalcapsule/analysis"
 	"github.com/evalcapsule/evalcapsule/harness"
@@ -57,6 +61,66 @@ type TaskValues struct {
 	// Higher says, per metric key, whether higher is better (lm-eval's
 	// higher_is_better; true where the results file does not say).
 	Higher map[string]bool `json:"higher_is_better"`
+
+	// order caches, per metric key, the documents in the gate's order:
+	// a baseline gated against many candidates sorts its ids once.
+	order sync.Map // key → *docOrder
+}
+
+// docOrder is one metric's documents in the gate's order (sortIDs), with
+// their values and the group members ("member" of "member/doc_id") they
+// name, sorted.
+type docOrder struct {
+	once    sync.Once
+	ids     []string
+	vals    []float64
+	members []string
+	from    map[string]float64 // the map filled from
+}
+
+func (o *docOrder) fill(docs map[string]float64) {
+	o.from = docs
+	o.ids = make([]string, 0, len(docs))
+	for id := range docs {
+		o.ids = append(o.ids, id)
+	}
+	sortIDs(o.ids)
+	o.vals = make([]float64, len(o.ids))
+	for i, id := range o.ids {
+		o.vals[i] = docs[id]
+		if j := strings.LastIndexByte(id, '/'); j > 0 {
+			if m := id[:j]; len(o.members) == 0 || o.members[len(o.members)-1] != m {
+				o.members = append(o.members, m)
+			}
+		}
+	}
+	// sortIDs keeps a member's documents together, but a member whose
+	// ids are not numbers sorts by the whole id: sort and dedupe anyway.
+	slices.Sort(o.members)
+	o.members = slices.Compact(o.members)
+}
+
+// same reports whether docs is still the map o was filled from, and as
+// long: a Side is not to change once gated (see Evaluate); a map replaced
+// or grown or shrunk since is ordered afresh.
+func (o *docOrder) same(docs map[string]float64) bool {
+	return len(docs) == len(o.ids) && reflect.ValueOf(docs).UnsafePointer() == reflect.ValueOf(o.from).UnsafePointer()
+}
+
+// ordered is the documents of metric key in the gate's order, computed
+// once per TaskValues and key (and afresh when Metrics[key] has changed
+// since).
+func (tv *TaskValues) ordered(key string) *docOrder {
+	docs := tv.Metrics[key]
+	e, _ := tv.order.LoadOrStore(key, &docOrder{})
+	o := e.(*docOrder)
+	o.once.Do(func() { o.fill(docs) })
+	if o.same(docs) {
+		return o
+	}
+	f := &docOrder{}
+	f.fill(docs)
+	return f
 }
 
 // SideFromRun reads a run (a run folder or an lm-eval output, as

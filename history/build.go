@@ -243,6 +243,7 @@ func (h *History) trends(base *Checkpoint) {
 		t := &Trend{Task: k.task, Metric: k.metric, Filter: k.filter, Higher: true, Baseline: math.NaN(), Flips: []Flip{}, Group: groups[k.task]}
 		var prev *Score
 		var prevName string
+		prevBinary := false
 		for _, c := range h.Checkpoints {
 			s := c.find(k.task, k.metric, k.filter)
 			if s == nil {
@@ -254,10 +255,11 @@ func (h *History) trends(base *Checkpoint) {
 			if c == base {
 				t.Baseline = s.Value
 			}
-			if prev != nil && prev.Binary() && s.Binary() {
+			binary := s.Binary()
+			if prev != nil && prevBinary && binary {
 				t.Flips = append(t.Flips, flips(prevName, c.Name, prev, s))
 			}
-			prev, prevName = s, c.Name
+			prev, prevName, prevBinary = s, c.Name, binary
 		}
 		h.Trends = append(h.Trends, t)
 	}

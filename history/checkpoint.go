@@ -99,13 +99,18 @@ func decodeValues(b []byte) ([]string, []float64, error) {
 		return nil, nil, fmt.Errorf("%w: per-document values: bad count", ErrIndex)
 	}
 	b = b[k:]
+	// The keys are cut from one copy of the blob: one allocation, not one
+	// per document.
+	all := string(b)
+	off := 0
 	docs, values := make([]string, n), make([]float64, n)
 	for i := range docs {
 		l, k := binary.Uvarint(b)
 		if k <= 0 || l > uint64(len(b)) || uint64(len(b)-k) < l+8 {
 			return nil, nil, fmt.Errorf("%w: per-document values: truncated at document %d of %d", ErrIndex, i, n)
 		}
-		docs[i] = string(b[k : k+int(l)])
+		docs[i] = all[off+k : off+k+int(l)]
+		off += k + int(l) + 8
 		b = b[k+int(l):]
 		values[i] = math.Float64frombits(binary.LittleEndian.Uint64(b))
 		b = b[8:]
