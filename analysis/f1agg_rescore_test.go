@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -68,13 +67,7 @@ print(repr(float(f1_score(g, p, average="weighted"))))`, string(pairs)).Combined
   "lm_eval_version": "0.4.8", "model_source": "hf", "model_name": "example/constructed", "date": 1790921714.0
 }
 `, strings.TrimSpace(string(out)), agg)
-	if err := os.WriteFile(filepath.Join(dir, "results_"+ts+".json"), []byte(results), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "samples_afrimmlu_x_"+ts+".jsonl"), []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return writeRun(t, dir, ts, "afrimmlu_x", results, b.String())
 }
 
 // TestWeightedF1Rescored: a task whose YAML aggregates f1 with

@@ -3,9 +3,7 @@ package analysis_test
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -120,13 +118,7 @@ print(repr(mu), repr(sd / math.sqrt(len(a))))`, string(arg)).Output()
   "lm_eval_version": "0.4.8", "model_source": "hf", "model_name": "example/constructed", "date": 1790921714.0
 }
 `, psv, pse, frac(is), plv, ple, frac(il), len(ifevalRun), len(ifevalRun))
-	if err := os.WriteFile(filepath.Join(dir, "results_"+ts+".json"), []byte(results), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "samples_ifeval_"+ts+".jsonl"), []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return writeRun(t, dir, ts, "ifeval", results, b.String())
 }
 
 // TestIFEvalRescored: the four IFEval metrics are recomputed from the

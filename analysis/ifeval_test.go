@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -138,18 +137,7 @@ func TestIFEvalAgainstPython(t *testing.T) {
 		}
 		want = append(want, fmt.Sprintf("%s\t%q\t%s", strings.Join(got, " "), resp, strings.Join(ids, ",")))
 	}
-	cmd := exec.Command(py, "testdata/ifeval_ref.py")
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("ifeval_ref.py: %v\n%s", err, stderr.String())
-	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) != n {
-		t.Fatalf("python wrote %d lines for %d cases", len(lines), n)
-	}
+	lines := pyLines(t, py, "testdata/ifeval_ref.py", &in, n)
 	bad, unknown := 0, 0
 	for i, l := range lines {
 		got, rest, _ := strings.Cut(want[i], "\t")

@@ -3,9 +3,7 @@ package analysis_test
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -67,13 +65,7 @@ print(repr(mu), repr(sd / math.sqrt(len(a))))`, string(arg)).Output()
   "lm_eval_version": "0.4.8", "model_source": "hf", "model_name": "example/constructed", "date": 1790921714.0
 }
 `, f[0], f[1], pr, len(mathHardRows), len(mathHardRows))
-	if err := os.WriteFile(filepath.Join(dir, "results_"+ts+".json"), []byte(results), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "samples_leaderboard_math_algebra_hard_"+ts+".jsonl"), []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return writeRun(t, dir, ts, "leaderboard_math_algebra_hard", results, b.String())
 }
 
 // TestMathHardRescoredWherePossible: documents decided without sympy are

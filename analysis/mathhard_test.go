@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -38,18 +37,7 @@ func TestMathHardAgainstPython(t *testing.T) {
 		in.Write(j)
 		in.WriteByte('\n')
 	}
-	cmd := exec.Command(py, "testdata/mathhard_ref.py")
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("mathhard_ref.py: %v\n%s", err, stderr.String())
-	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) != n {
-		t.Fatalf("python wrote %d lines for %d texts", len(lines), n)
-	}
+	lines := pyLines(t, py, "testdata/mathhard_ref.py", &in, n)
 	bad, skipped := 0, 0
 	for i, l := range lines {
 		var want [2]string

@@ -2,8 +2,6 @@ package analysis_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -79,13 +77,7 @@ func writeCopa(t *testing.T, edit func(i int, ll1, ll2 *string)) string {
 			`"resps": [[[%q, "False"]], [[%q, "False"]]], "filtered_resps": [[%q, "False"], [%q, "False"]], "filter": "none", "metrics": ["acc"], "acc": %s}`+"\n",
 			i, i, r.target, " "+r.c1, " "+r.c2, ll1, ll2, ll1, ll2, r.acc)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "results_"+ts+".json"), []byte(copaResults), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "samples_copa_"+ts+".jsonl"), []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return writeRun(t, dir, ts, "copa", copaResults, b.String())
 }
 
 // TestCopaAccRescored: plain acc of a multiple-choice task whose target is

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,19 +59,7 @@ func runTextRef(t *testing.T, inputs []any) []string {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command(py, "testdata/textmetrics_ref.py")
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s testdata/textmetrics_ref.py: %v\n%s", py, err, stderr.String())
-	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) != len(inputs) {
-		t.Fatalf("%d reference lines for %d inputs", len(lines), len(inputs))
-	}
-	return lines
+	return pyLines(t, py, "testdata/textmetrics_ref.py", &in, len(inputs))
 }
 
 // TestTextMetricsAgainstPython compares sentence BLEU (intl) and ROUGE-1/2/
