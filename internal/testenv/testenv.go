@@ -48,6 +48,11 @@ type program struct {
 	paths   []string // absolute paths tried in order; none: the name on PATH
 	env     string   // a variable that names the program, when set
 	install string
+	// probe, when set, are arguments the program must run with and exit 0
+	// for the part to count as here; probeFails says what it means when
+	// it does not.
+	probe      []string
+	probeFails string
 	// integration: only the integration suite (or a benchmark script)
 	// runs it, so the README's apt line for the other tests leaves it out.
 	integration bool
@@ -55,9 +60,13 @@ type program struct {
 
 // programs are the commands tests run, by the name tests ask for.
 var programs = map[string]program{
-	"python3":          {paths: []string{Interpreter}, install: "apt install python3"},
-	"chromium":         {paths: []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"}, install: "apt install chromium"},
-	"bwrap":            {paths: []string{"/usr/bin/bwrap"}, install: "apt install bubblewrap"},
+	"python3":  {paths: []string{Interpreter}, install: "apt install python3"},
+	"chromium": {paths: []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"}, install: "apt install chromium"},
+	"bwrap": {paths: []string{"/usr/bin/bwrap"}, install: "apt install bubblewrap",
+		// bwrap is there but useless where the kernel refuses it a user
+		// namespace: in a chroot, or with unprivileged namespaces off.
+		probe:      []string{"--unshare-user", "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "true"},
+		probeFails: "it cannot create a user namespace here (a chroot, or unprivileged user namespaces switched off)"},
 	"jupyter":          {paths: []string{"/usr/bin/jupyter"}, install: "apt install jupyter-core jupyter-nbconvert"},
 	"jupyter-notebook": {paths: []string{"/usr/bin/jupyter-notebook"}, install: "apt install jupyter-notebook"},
 	"podman":           {install: "apt install podman", integration: true},
@@ -73,6 +82,7 @@ var (
 	mu      sync.Mutex
 	skipped = map[string]string{} // part name: install line
 	imports = map[string]bool{}   // module: /usr/bin/python3 imports it
+	probed  = map[string]bool{}   // part: its probe ran and exited 0
 )
 
 // hidden reports whether EVALCAPSULE_TESTENV_HIDE names part.
@@ -180,6 +190,11 @@ func Command(t testing.TB, name string) string {
 		if p.env != "" && os.Getenv(p.env) != "" {
 			where = p.env + "=" + os.Getenv(p.env) + " is no program"
 		}
+		for _, c := range p.paths {
+			if st, err := os.Stat(c); err == nil && !st.IsDir() && !hidden(name) && p.probeFails != "" {
+				where = c + " is installed but " + p.probeFails
+			}
+		}
 		lack(t, []part{{name, p.install}}, where)
 	}
 	return path
@@ -198,7 +213,7 @@ func Find(name string) (string, bool) {
 	}
 	for _, c := range p.paths {
 		if st, err := os.Stat(c); err == nil && !st.IsDir() {
-			return c, true
+			return c, works(name, c, p.probe)
 		}
 	}
 	if len(p.paths) > 0 {
@@ -206,6 +221,24 @@ func Find(name string) (string, bool) {
 	}
 	path, err := exec.LookPath(name)
 	return path, err == nil
+}
+
+// works reports whether the program at path runs with the probe
+// arguments (always, without a probe), asking once per part.
+func works(name, path string, probe []string) bool {
+	if len(probe) == 0 {
+		return true
+	}
+	mu.Lock()
+	ok, asked := probed[name]
+	mu.Unlock()
+	if !asked {
+		ok = exec.Command(path, probe...).Run() == nil
+		mu.Lock()
+		probed[name] = ok
+		mu.Unlock()
+	}
+	return ok
 }
 
 // part is one missing part and how to install it.
@@ -218,7 +251,15 @@ type part struct{ name, install string }
 // skip through a testing.TB, such as testscript conditions.
 func Missing(name string) (string, error) {
 	p := []part{{name, Install(name)}}
-	line := missingLine(p, "")
+	detail := ""
+	if prog, ok := programs[name]; ok && prog.probeFails != "" && !hidden(name) {
+		for _, c := range prog.paths {
+			if st, err := os.Stat(c); err == nil && !st.IsDir() {
+				detail = c + " is installed but " + prog.probeFails
+			}
+		}
+	}
+	line := missingLine(p, detail)
 	if os.Getenv("CI") != "" {
 		return "", fmt.Errorf("%s", line+ciNote)
 	}
