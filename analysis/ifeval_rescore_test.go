@@ -72,19 +72,7 @@ func writeIFEval(t *testing.T, py string, edit func(i int, strict []bool) []bool
 	}
 	// What lm-eval reports: mean and mean_stderr (metrics.py) of the
 	// prompt-level bools, agg_inst_level_acc of the lists with no stderr.
-	stats := func(xs []bool) (string, string) {
-		arg, _ := json.Marshal(xs)
-		out, err := exec.Command(py, "-c", `import json, math, sys
-a = json.loads(sys.argv[1])
-mu = sum(a) / len(a)
-sd = math.sqrt(sum([(x - mu) ** 2 for x in a]) / (len(a) - 1))
-print(repr(mu), repr(sd / math.sqrt(len(a))))`, string(arg)).Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := strings.Fields(string(out))
-		return f[0], f[1]
-	}
+	stats := func(xs []bool) (string, string) { return pyMeanStderr(t, py, xs) }
 	frac := func(xs []bool) string {
 		n := 0
 		for _, x := range xs {

@@ -3,7 +3,6 @@ package analysis_test
 import (
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -43,16 +42,7 @@ func writeMathHard(t *testing.T, py string, edit func(i int, logged *int)) strin
 		b.Write(line)
 		b.WriteByte('\n')
 	}
-	arg, _ := json.Marshal(vals)
-	out, err := exec.Command(py, "-c", `import json, math, sys
-a = json.loads(sys.argv[1])
-mu = sum(a) / len(a)
-sd = math.sqrt(sum([(x - mu) ** 2 for x in a]) / (len(a) - 1))
-print(repr(mu), repr(sd / math.sqrt(len(a))))`, string(arg)).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := strings.Fields(string(out))
+	mean, stderr := pyMeanStderr(t, py, vals)
 	pr, _ := json.Marshal("def process_results(doc: dict, results: List[str]) -> Dict[str, int]:\n    candidates = results[0]\n\n    unnormalized_answer = get_unnormalized_answer(candidates)\n    answer = normalize_final_answer(unnormalized_answer)\n\n    if answer == INVALID_ANSWER:\n        return {\"exact_match\": 0}\n\n    if answer.strip() == doc[\"answer\"].strip() or is_equiv(answer, doc[\"answer\"]):\n        retval = 1\n    else:\n        retval = 0\n")
 	results := fmt.Sprintf(`{
   "results": {"leaderboard_math_algebra_hard": {"alias": "leaderboard_math_algebra_hard", "exact_match,none": %s, "exact_match_stderr,none": %s}},
@@ -64,7 +54,7 @@ print(repr(mu), repr(sd / math.sqrt(len(a))))`, string(arg)).Output()
   "config": {"model": "hf", "model_args": {"pretrained": "example/constructed"}, "batch_size": 1, "device": "cpu", "limit": %d.0, "bootstrap_iters": 100000, "gen_kwargs": {}, "random_seed": 0, "numpy_seed": 1234, "torch_seed": 1234, "fewshot_seed": 1234},
   "lm_eval_version": "0.4.8", "model_source": "hf", "model_name": "example/constructed", "date": 1790921714.0
 }
-`, f[0], f[1], pr, len(mathHardRows), len(mathHardRows))
+`, mean, stderr, pr, len(mathHardRows), len(mathHardRows))
 	return writeRun(t, dir, ts, "leaderboard_math_algebra_hard", results, b.String())
 }
 
